@@ -1,0 +1,75 @@
+"""The ``hapticam`` command line.
+
+Each subpackage contributes its subcommands through a ``register(subparsers)`` function in its own
+``cli`` module. Every user error (any :class:`~hapticam.errors.HapticError`, or a bad argument) ends
+in one line on stderr and exit code 2; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from hapticam._version import __version__
+from hapticam.errors import HapticError
+
+#: Modules whose ``register(subparsers)`` adds subcommands, in help order.
+COMMAND_MODULES = (
+    "hapticam.demos.cli",
+    "hapticam.devices.cli",
+    "hapticam.identify.cli",
+    "hapticam.render.cli",
+    "hapticam.models.cli",
+)
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and exit code 2 (argparse's own code)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"hapticam: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the full parser with every subpackage's subcommands."""
+    parser = _Parser(prog="hapticam",
+                     description="Identify haptic models of real keys and switches, render them at 1 kHz, "
+                                 "and verify the rendering against the real object.")
+    parser.add_argument("--version", action="version", version=f"hapticam {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit code (0 ok, 1 check failed, 2 user error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE if args.command is None and argv else 0
+        code = args.func(args)
+        return int(code or 0)
+    except HapticError as exc:
+        if debug:
+            raise
+        print(f"hapticam: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("hapticam: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Device adapters behind one interface: simulated device, simulated probe and targets, Phantom/Touch."""

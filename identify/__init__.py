@@ -1,0 +1,1 @@
+"""Identification: captures, preprocessing, estimators (EWLS) and fitting pipelines that return models."""

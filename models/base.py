@@ -1,0 +1,150 @@
+"""The model base class and the flat encoding the compiled kernels read.
+
+Every model type is a :class:`Model` subclass with validated parameters, ``to_dict()``/``from_dict()``
+(SI parameters only; provenance lives in the model file, see :mod:`hapticam.models.files`), and a
+numba force kernel ``kernel(p, s, x, v, a, dt) -> force`` over its own parameter block ``p`` and
+state block ``s`` (float64 arrays). The kernel writes the next state into ``s`` in place.
+
+A model compiles to two flat float64 arrays (:class:`CompiledModel`) that the render loop passes to
+:func:`hapticam.models.kernels.model_force`, so no Python object is touched per tick::
+
+    params[0]                       number of components C
+    params[1 + 5 i : 6 + 5 i]       component i: kind code, param offset, param length,
+                                    state offset, state length
+    params[...]                     the components' parameter blocks
+    state                           the components' state blocks, concatenated
+
+Sign convention (DESIGN.md, seed 001 eq. 1): the force is the force the probe must apply to the object
+along +x; a device renders ``-F`` on the user's handle.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+HEADER_FIELDS = 5
+
+# Kind codes of the compiled encoding (models/kernels.py dispatches on them).
+KIND_IMPEDANCE = 1
+KIND_CONTACT = 2
+KIND_FRICTION = 3
+KIND_HYBRID_KEY = 4
+KIND_END_STOPS = 5
+
+#: kind name -> Model subclass; filled by ``Model.__init_subclass__``.
+MODEL_KINDS: dict[str, type["Model"]] = {}
+
+
+@dataclass
+class CompiledModel:
+    """Flat arrays for the numba kernels: ``params`` (read-only per tick) and ``state`` (in place).
+
+    ``state`` is the initial state; copy it (``reset_state()``) before each independent run.
+    """
+
+    params: np.ndarray
+    state0: np.ndarray
+    kinds: tuple[str, ...] = field(default_factory=tuple)
+
+    def reset_state(self) -> np.ndarray:
+        """Return a fresh copy of the initial state array."""
+        return self.state0.copy()
+
+
+class Model(ABC):
+    """Base of every model type.
+
+    Subclasses set ``kind`` (the name used in model files) and ``kind_code`` (the compiled encoding's
+    code), validate in ``__init__`` (raising :class:`~hapticam.errors.ModelValidationError` naming the
+    field), and implement the four abstract methods.
+    """
+
+    kind: ClassVar[str] = ""
+    kind_code: ClassVar[int] = 0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            MODEL_KINDS[cls.kind] = cls
+
+    # -- parameters -------------------------------------------------------------------------------
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """Return the SI parameters as plain Python types (lists, floats, strings)."""
+
+    @classmethod
+    @abstractmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Model":
+        """Build and validate a model from ``to_dict()`` output; unknown or missing fields raise."""
+
+    # -- compiled encoding --------------------------------------------------------------------------
+    @abstractmethod
+    def params_block(self) -> np.ndarray:
+        """Return this component's flat float64 parameter block for its kernel."""
+
+    @abstractmethod
+    def initial_state(self) -> np.ndarray:
+        """Return this component's initial float64 state block (may be empty)."""
+
+    def components(self) -> list["Model"]:
+        """Return the leaf components (a composite returns its parts; a leaf returns itself)."""
+        return [self]
+
+    def compile(self) -> CompiledModel:
+        """Encode the model (all components) into the flat arrays the kernels read."""
+        parts = self.components()
+        blocks = [np.asarray(m.params_block(), dtype=np.float64) for m in parts]
+        states = [np.asarray(m.initial_state(), dtype=np.float64) for m in parts]
+        n = len(parts)
+        header = np.zeros(1 + HEADER_FIELDS * n)
+        header[0] = n
+        offset = header.size
+        s_offset = 0
+        for i, (m, blk, st) in enumerate(zip(parts, blocks, states)):
+            h = 1 + HEADER_FIELDS * i
+            header[h:h + HEADER_FIELDS] = (m.kind_code, offset, blk.size, s_offset, st.size)
+            offset += blk.size
+            s_offset += st.size
+        params = np.concatenate([header, *blocks]) if blocks else header
+        state0 = np.concatenate(states) if states else np.zeros(0)
+        return CompiledModel(params=params, state0=state0, kinds=tuple(m.kind for m in parts))
+
+    # -- convenience --------------------------------------------------------------------------------
+    def force(self, x_m: float, v_mps: float = 0.0, a_mps2: float = 0.0, dt_s: float = 1e-3,
+              state: np.ndarray | None = None) -> float:
+        """Evaluate the compiled kernel once (N). Pass ``state`` to carry internal state between calls."""
+        from hapticam.models.kernels import model_force
+
+        compiled = self.compile()
+        s = compiled.reset_state() if state is None else state
+        return float(model_force(compiled.params, s, float(x_m), float(v_mps), float(a_mps2), float(dt_s)))
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and _plain_equal(self.to_dict(), other.to_dict())  # type: ignore[union-attr]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_dict()!r})"
+
+
+def _plain_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_plain_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_plain_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def model_from_dict(kind: str, parameters: dict[str, Any]) -> Model:
+    """Build a model of the named ``kind`` from its parameter mapping."""
+    from hapticam.errors import ModelValidationError
+
+    import hapticam.models  # noqa: F401  (registers every kind)
+
+    cls = MODEL_KINDS.get(kind)
+    if cls is None:
+        raise ModelValidationError(f"kind: unknown model kind {kind!r} (known: {', '.join(sorted(MODEL_KINDS))})")
+    return cls.from_dict(parameters)

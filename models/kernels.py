@@ -1,0 +1,70 @@
+"""The one compiled entry point the render loop calls: :func:`model_force`.
+
+It walks the component headers of a :class:`~hapticam.models.base.CompiledModel` and sums the
+component kernels' forces. Everything here is numba ``nopython``/``nogil``, callable from other
+``@njit`` code and from a numba ``cfunc`` (the OpenHaptics scheduler callback path).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from hapticam.models.base import (HEADER_FIELDS, KIND_CONTACT, KIND_END_STOPS, KIND_FRICTION,
+                                  KIND_HYBRID_KEY, KIND_IMPEDANCE)
+from hapticam.models.composite import end_stops_force
+from hapticam.models.contact import contact_force
+from hapticam.models.friction import friction_force
+from hapticam.models.hybrid_key import hybrid_key_flags, hybrid_key_force
+from hapticam.models.impedance import impedance_force
+
+
+@njit(cache=True, nogil=True)
+def model_force(params, state, x, v, a, dt):
+    """Total force (N) the probe must apply at position ``x`` (m), velocity ``v`` (m/s), acceleration
+    ``a`` (m/s^2), advancing internal state by ``dt`` (s). Writes the next state into ``state``.
+
+    Returns NaN only if a component kernel does (the safety layer catches it).
+    """
+    n = int(params[0])
+    total = 0.0
+    for i in range(n):
+        h = 1 + HEADER_FIELDS * i
+        code = int(params[h])
+        po = int(params[h + 1])
+        pl = int(params[h + 2])
+        so = int(params[h + 3])
+        sl = int(params[h + 4])
+        p = params[po:po + pl]
+        s = state[so:so + sl]
+        if code == KIND_IMPEDANCE:
+            total += impedance_force(p, s, x, v, a, dt)
+        elif code == KIND_CONTACT:
+            total += contact_force(p, s, x, v, a, dt)
+        elif code == KIND_FRICTION:
+            total += friction_force(p, s, x, v, a, dt)
+        elif code == KIND_HYBRID_KEY:
+            total += hybrid_key_force(p, s, x, v, a, dt)
+        elif code == KIND_END_STOPS:
+            total += end_stops_force(p, s, x, v, a, dt)
+        else:
+            return np.nan
+    return total
+
+
+@njit(cache=True, nogil=True)
+def model_flags(params, state):
+    """Mode/event flags (int64 bit field) of the model's current state, for telemetry.
+
+    Bits 0-7 come from the first hybrid key component (see :func:`hybrid_key_flags`); 0 otherwise.
+    """
+    n = int(params[0])
+    for i in range(n):
+        h = 1 + HEADER_FIELDS * i
+        if int(params[h]) == KIND_HYBRID_KEY:
+            po = int(params[h + 1])
+            pl = int(params[h + 2])
+            so = int(params[h + 3])
+            sl = int(params[h + 4])
+            return hybrid_key_flags(params[po:po + pl], state[so:so + sl])
+    return 0

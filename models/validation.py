@@ -1,0 +1,81 @@
+"""Parameter checks shared by every model type. Each failure names the field it rejects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hapticam.errors import ModelValidationError
+
+MAX_BREAKPOINTS = 1_000_000
+
+
+def as_float(field: str, value: Any, *, min_value: float | None = None, strict_min: bool = False,
+             max_value: float | None = None) -> float:
+    """Return ``value`` as a finite float, checking optional bounds; raise naming ``field``."""
+    if isinstance(value, bool):
+        raise ModelValidationError(f"{field}: expected a number, got a boolean")
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ModelValidationError(f"{field}: expected a number, got {type(value).__name__}") from None
+    if not np.isfinite(out):
+        raise ModelValidationError(f"{field}: must be finite, got {out}")
+    if min_value is not None:
+        if strict_min and out <= min_value:
+            raise ModelValidationError(f"{field}: must be > {min_value:g}, got {out:g}")
+        if not strict_min and out < min_value:
+            raise ModelValidationError(f"{field}: must be >= {min_value:g}, got {out:g}")
+    if max_value is not None and out > max_value:
+        raise ModelValidationError(f"{field}: must be <= {max_value:g}, got {out:g}")
+    return out
+
+
+def as_array(field: str, value: Any, *, length: int | None = None, min_length: int = 1,
+             nonnegative: bool = False, increasing: bool = False,
+             max_length: int = MAX_BREAKPOINTS + 1) -> np.ndarray:
+    """Return ``value`` as a finite 1-D float64 array with optional checks; raise naming ``field``."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelValidationError(f"{field}: expected a list of numbers") from None
+    if arr.ndim != 1:
+        raise ModelValidationError(f"{field}: expected a 1-D list of numbers, got shape {arr.shape}")
+    if arr.size > max_length:
+        raise ModelValidationError(f"{field}: {arr.size} entries exceed the limit of {max_length}")
+    if arr.size < min_length:
+        raise ModelValidationError(f"{field}: needs at least {min_length} entries, got {arr.size}")
+    if length is not None and arr.size != length:
+        raise ModelValidationError(f"{field}: expected {length} entries, got {arr.size}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise ModelValidationError(f"{field}[{bad}]: must be finite, got {arr[bad]}")
+    if nonnegative and np.any(arr < 0):
+        bad = int(np.flatnonzero(arr < 0)[0])
+        raise ModelValidationError(f"{field}[{bad}]: must be >= 0, got {arr[bad]:g}")
+    if increasing and arr.size > 1 and np.any(np.diff(arr) <= 0):
+        bad = int(np.flatnonzero(np.diff(arr) <= 0)[0]) + 1
+        raise ModelValidationError(
+            f"{field}[{bad}]: breakpoints must be strictly increasing ({arr[bad - 1]:g} then {arr[bad]:g})")
+    return arr
+
+
+def as_choice(field: str, value: Any, choices: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of ``choices``; raise naming ``field`` otherwise."""
+    if not isinstance(value, str) or value not in choices:
+        raise ModelValidationError(f"{field}: expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def check_keys(where: str, data: Any, required: set[str], optional: set[str] = frozenset()) -> dict:
+    """Check that mapping ``data`` has every required key and no unknown key."""
+    if not isinstance(data, dict):
+        raise ModelValidationError(f"{where}: expected a mapping, got {type(data).__name__}")
+    missing = sorted(required - data.keys())
+    if missing:
+        raise ModelValidationError(f"{where}: missing field {missing[0]!r}")
+    unknown = sorted(str(k) for k in data.keys() - required - set(optional))
+    if unknown:
+        raise ModelValidationError(f"{where}: unknown field {unknown[0]!r}")
+    return data

@@ -1,0 +1,1 @@
+"""Rendering: the numba servo loop, safety layer, telemetry and control, probe-vs-rendered verification."""
