@@ -1,0 +1,351 @@
+"""Model files: one schema, two encodings (YAML for people, msgpack for machines).
+
+A model file is a mapping with exactly these fields::
+
+    format: hapticam-model        # fixed
+    schema_version: 1             # integer; files from a newer schema are refused
+    kind: composite               # a model kind (hapticam.models.MODEL_KINDS)
+    parameters: {...}             # the model's to_dict(), SI units
+    provenance:                   # where the model came from
+      created: "2026-11-21T12:00:00Z"
+      hapticam_version: 0.1.0
+      method: ewls-segmented      # or hand-authored, ...
+      settings: {...}             # the method's settings (forgetting factor, grid, tolerance...)
+      source: {name: capture.csv, sha256: <64 hex digits> | null}
+      metrics: {...}              # fit metrics (fit_percent, rms_N, ...)
+      notes: [...]                # optional free text (e.g. identifiability statements)
+    uncertainty: {...}            # optional: parameter standard deviations, same layout as parameters
+
+YAML is read with a safe loader that also refuses explicit tags and aliases (no object construction,
+no billion-laughs expansion). msgpack is read with size limits and without extension types. Files
+over 64 MiB are refused before they are read. Writes go to a temporary file in the target folder
+that is renamed over the target, so a reader never sees a half-written model.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import yaml
+
+from hapticam._version import __version__
+from hapticam.errors import HapticError, ModelFileError
+from hapticam.models.base import Model, model_from_dict
+
+FORMAT_NAME = "hapticam-model"
+SCHEMA_VERSION = 1
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 32
+EXAMPLE_PREFIX = "example:"
+YAML_SUFFIXES = (".yaml", ".yml")
+MSGPACK_SUFFIXES = (".msgpack", ".mpk")
+
+_TOP_REQUIRED = {"format", "schema_version", "kind", "parameters"}
+_TOP_OPTIONAL = {"provenance", "uncertainty"}
+_PROVENANCE_FIELDS = {"created", "hapticam_version", "method", "settings", "source", "metrics", "notes"}
+_SOURCE_FIELDS = {"name", "sha256"}
+
+
+@dataclass
+class ModelDocument:
+    """The content of a model file besides the model object itself."""
+
+    kind: str
+    parameters: dict[str, Any]
+    provenance: dict[str, Any] = field(default_factory=dict)
+    uncertainty: dict[str, Any] | None = None
+    schema_version: int = SCHEMA_VERSION
+    path: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the file mapping (the same for both encodings)."""
+        out: dict[str, Any] = {"format": FORMAT_NAME, "schema_version": self.schema_version,
+                               "kind": self.kind, "parameters": self.parameters,
+                               "provenance": self.provenance}
+        if self.uncertainty is not None:
+            out["uncertainty"] = self.uncertainty
+        return out
+
+
+def make_provenance(method: str, *, settings: dict[str, Any] | None = None, source_name: str | None = None,
+                    source_sha256: str | None = None, metrics: dict[str, Any] | None = None,
+                    notes: list[str] | None = None) -> dict[str, Any]:
+    """Build a provenance mapping stamped with the current UTC time and hapticam version."""
+    created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    prov: dict[str, Any] = {"created": created, "hapticam_version": __version__, "method": method,
+                            "settings": dict(settings or {}),
+                            "source": {"name": source_name, "sha256": source_sha256},
+                            "metrics": dict(metrics or {})}
+    if notes:
+        prov["notes"] = list(notes)
+    return prov
+
+
+def sha256_of_file(path: str | os.PathLike[str]) -> str:
+    """SHA-256 hex digest of a file's bytes (for provenance)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# -- reading -----------------------------------------------------------------------------------------
+def example_names() -> list[str]:
+    """Names of the bundled example models (use as ``example:NAME``)."""
+    folder = resources.files("hapticam.models") / "examples"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
+    """Return (bytes, suffix, display name) for a path or ``example:NAME``."""
+    text = os.fspath(source)
+    if text.startswith(EXAMPLE_PREFIX):
+        name = text[len(EXAMPLE_PREFIX):]
+        if name not in example_names():
+            raise ModelFileError(f"unknown example {name!r} (known: {', '.join(example_names())})")
+        data = (resources.files("hapticam.models") / "examples" / f"{name}.yaml").read_bytes()
+        return data, ".yaml", text
+    path = Path(text)
+    suffix = path.suffix.lower()
+    if suffix not in YAML_SUFFIXES + MSGPACK_SUFFIXES:
+        raise ModelFileError(f"{text}: unknown model file type {suffix or '(none)'!r}; use .yaml or .msgpack")
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ModelFileError(f"{text}: file is {size} bytes, over the {MAX_FILE_BYTES // 2**20} MiB limit")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise ModelFileError(f"{text}: no such file") from None
+    except IsADirectoryError:
+        raise ModelFileError(f"{text}: is a directory, not a model file") from None
+    except OSError as exc:
+        raise ModelFileError(f"{text}: cannot read ({exc.strerror or exc})") from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise ModelFileError(f"{text}: file is over the {MAX_FILE_BYTES // 2**20} MiB limit")
+    return data, suffix, text
+
+
+def _decode_yaml(data: bytes, name: str) -> Any:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{name}: not UTF-8 text; a YAML model file must be UTF-8") from None
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.TagToken):
+                raise ModelFileError(f"{name}: YAML tags are not allowed in model files "
+                                     f"(line {token.start_mark.line + 1})")
+            if isinstance(token, (yaml.AliasToken, yaml.AnchorToken)):
+                raise ModelFileError(f"{name}: YAML anchors and aliases are not allowed in model files "
+                                     f"(line {token.start_mark.line + 1})")
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "malformed YAML"
+        raise ModelFileError(f"{name}: not valid YAML{where}: {problem}") from None
+
+
+def _decode_msgpack(data: bytes, name: str) -> Any:
+    def no_ext(code: int, _payload: bytes) -> Any:
+        raise ModelFileError(f"{name}: msgpack extension types are not allowed (type {code})")
+
+    try:
+        return msgpack.unpackb(data, raw=False, strict_map_key=True, ext_hook=no_ext,
+                               max_buffer_size=MAX_FILE_BYTES)
+    except ModelFileError:
+        raise
+    except msgpack.ExtraData:
+        raise ModelFileError(f"{name}: trailing bytes after the msgpack document (corrupted file)") from None
+    except (ValueError, msgpack.UnpackException, TypeError) as exc:
+        raise ModelFileError(f"{name}: not a valid msgpack model file (truncated or corrupted: {exc})") from None
+
+
+def _plain(value: Any, where: str, depth: int = 0) -> Any:
+    """Check a decoded value is plain data (dict/list/str/number/bool/None), finite, and not too deep."""
+    if depth > MAX_DEPTH:
+        raise ModelFileError(f"{where}: nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ModelFileError(f"{where}: keys must be strings, got {k!r}")
+            out[k] = _plain(v, f"{where}.{k}", depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ModelFileError(f"{where}: must be finite, got {value}")
+    if isinstance(value, _dt.datetime):
+        return value.isoformat()
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise ModelFileError(f"{where}: unsupported value of type {type(value).__name__}")
+
+
+def _check_provenance(prov: Any, name: str) -> dict[str, Any]:
+    if not isinstance(prov, dict):
+        raise ModelFileError(f"{name}: provenance: expected a mapping")
+    unknown = sorted(set(prov) - _PROVENANCE_FIELDS)
+    if unknown:
+        raise ModelFileError(f"{name}: provenance: unknown field {unknown[0]!r}")
+    for key in ("settings", "metrics"):
+        if key in prov and not isinstance(prov[key], dict):
+            raise ModelFileError(f"{name}: provenance.{key}: expected a mapping")
+    if "source" in prov:
+        src = prov["source"]
+        if not isinstance(src, dict) or set(src) - _SOURCE_FIELDS:
+            raise ModelFileError(f"{name}: provenance.source: expected a mapping with name and sha256")
+        sha = src.get("sha256")
+        if sha is not None and (not isinstance(sha, str) or len(sha) != 64
+                                or any(c not in "0123456789abcdef" for c in sha)):
+            raise ModelFileError(f"{name}: provenance.source.sha256: expected 64 lowercase hex digits")
+    if "notes" in prov and not (isinstance(prov["notes"], list) and all(isinstance(n, str) for n in prov["notes"])):
+        raise ModelFileError(f"{name}: provenance.notes: expected a list of strings")
+    return prov
+
+
+def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, ModelDocument]:
+    """Validate a decoded file mapping and build the model. Raises :class:`ModelFileError`."""
+    if not isinstance(raw, dict):
+        raise ModelFileError(f"{name}: not a hapticam model file (expected a mapping at the top level)")
+    raw = _plain(raw, "")
+    if raw.get("format") != FORMAT_NAME:
+        raise ModelFileError(f"{name}: not a hapticam model file (format is {raw.get('format')!r}, "
+                             f"expected {FORMAT_NAME!r})")
+    version = raw.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ModelFileError(f"{name}: schema_version: expected a positive integer, got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise ModelFileError(f"{name}: written by a newer hapticam (schema version {version}; this version "
+                             f"reads up to {SCHEMA_VERSION}); upgrade hapticam to read it")
+    missing = sorted(_TOP_REQUIRED - raw.keys())
+    if missing:
+        raise ModelFileError(f"{name}: missing field {missing[0]!r}")
+    unknown = sorted(raw.keys() - _TOP_REQUIRED - _TOP_OPTIONAL)
+    if unknown:
+        raise ModelFileError(f"{name}: unknown field {unknown[0]!r}")
+    kind = raw["kind"]
+    if not isinstance(kind, str):
+        raise ModelFileError(f"{name}: kind: expected a string")
+    if not isinstance(raw["parameters"], dict):
+        raise ModelFileError(f"{name}: parameters: expected a mapping")
+    provenance = _check_provenance(raw.get("provenance", {}), name)
+    uncertainty = raw.get("uncertainty")
+    if uncertainty is not None and not isinstance(uncertainty, dict):
+        raise ModelFileError(f"{name}: uncertainty: expected a mapping")
+    try:
+        model = model_from_dict(kind, raw["parameters"])
+    except HapticError as exc:
+        raise ModelFileError(f"{name}: {exc}") from None
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
+        raise ModelFileError(f"{name}: invalid {kind} parameters ({exc})") from None
+    doc = ModelDocument(kind=kind, parameters=model.to_dict(), provenance=provenance,
+                        uncertainty=uncertainty, schema_version=version, path=name)
+    return model, doc
+
+
+def load_model(source: str | os.PathLike[str]) -> tuple[Model, ModelDocument]:
+    """Load and validate a model file (``.yaml``/``.msgpack``) or a bundled ``example:NAME``.
+
+    Returns the model and its :class:`ModelDocument` (provenance, uncertainty). Every problem raises
+    :class:`~hapticam.errors.ModelFileError` with a one-line message naming the file and the field.
+    """
+    data, suffix, name = _read_bytes(source)
+    if not data.strip():
+        raise ModelFileError(f"{name}: empty file")
+    raw = _decode_yaml(data, name) if suffix in YAML_SUFFIXES else _decode_msgpack(data, name)
+    return document_from_mapping(raw, name)
+
+
+def load_model_only(source: str | os.PathLike[str]) -> Model:
+    """Load a model file or ``example:NAME`` and return just the model."""
+    return load_model(source)[0]
+
+
+# -- writing -----------------------------------------------------------------------------------------
+def to_builtin(value: Any) -> Any:
+    """Convert NumPy scalars/arrays and tuples inside ``value`` to plain Python types for encoding."""
+    if isinstance(value, dict):
+        return {str(k): to_builtin(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_builtin(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return to_builtin(value.tolist())
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return value
+
+
+def encode_document(doc: ModelDocument, suffix: str) -> bytes:
+    """Encode a document as YAML (``.yaml``) or msgpack (``.msgpack``) bytes."""
+    mapping = doc.to_dict()
+    if suffix in YAML_SUFFIXES:
+        return yaml.safe_dump(mapping, sort_keys=False, default_flow_style=None, width=100,
+                              allow_unicode=True).encode("utf-8")
+    if suffix in MSGPACK_SUFFIXES:
+        return msgpack.packb(mapping, use_bin_type=True)
+    raise ModelFileError(f"unknown model file type {suffix or '(none)'!r}; use .yaml or .msgpack")
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise ModelFileError(f"{target}: folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def save_document(path: str | os.PathLike[str], doc: ModelDocument) -> None:
+    """Write a document atomically, encoding chosen by ``path``'s suffix."""
+    suffix = Path(path).suffix.lower()
+    data = encode_document(doc, suffix)
+    try:
+        atomic_write_bytes(path, data)
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot write ({exc.strerror or exc})") from exc
+
+
+def save_model(path: str | os.PathLike[str], model: Model, *, provenance: dict[str, Any] | None = None,
+               uncertainty: dict[str, Any] | None = None) -> ModelDocument:
+    """Write ``model`` to ``path`` (``.yaml`` or ``.msgpack``) atomically and return the document.
+
+    ``provenance`` defaults to ``make_provenance("hand-authored")``; it is validated like a loaded file's.
+    """
+    prov = provenance if provenance is not None else make_provenance("hand-authored")
+    doc = ModelDocument(kind=model.kind, parameters=to_builtin(model.to_dict()), provenance=to_builtin(prov),
+                        uncertainty=None if uncertainty is None else to_builtin(uncertainty))
+    # Validate exactly what a reader will see (plain data, known fields) before touching the disk.
+    document_from_mapping(doc.to_dict(), os.fspath(path))
+    save_document(path, doc)
+    return doc
