@@ -1,0 +1,262 @@
+"""Features a person feels on a key, read off force-displacement curves, and perceptual verdicts.
+
+The features (per capture or rendering, from the pressing curve unless stated):
+
+- ``preload_N``: force at the start of travel, just after the force onset.
+- ``travel_stiffness_Npm``: slope of the pressing curve over the travel before any bump and bottom-out.
+- ``bump_peak_N`` / ``bump_position_m`` / ``bump_drop_N``: the tactile bump, when there is one: the highest
+  point of the pressing curve before bottom-out and the force drop after it. A drop counts as a bump
+  only when it exceeds the force JND at the peak (Weber fraction, below), i.e. when a user could feel it.
+- ``bottom_out_m``: position where the final steep rise (the stem hitting the housing) begins.
+- ``hysteresis_J``: energy dissipated per press/release cycle, the area between the pressing and
+  releasing curves, integral of (F+ - F-) dx.
+
+Perceptual thresholds (all settable through :class:`Thresholds`):
+
+- force: Weber fraction 0.07 (Jones 1989, "Matching forces: constant errors and differential
+  thresholds", Perception 18: force JND about 7 %), with an absolute floor so near-zero forces do not
+  demand agreement below sensor noise;
+- stiffness: Weber fraction 0.23 (Jones & Hunter 1990, "A perceptual analysis of stiffness",
+  Exp. Brain Res. 79: stiffness JND about 23 %);
+- position: 1 mm (Durlach et al. 1989, "Manual discrimination and identification of length by the
+  finger-span method", Percept. Psychophys. 46: length JND about 1 mm for references near 10-20 mm).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+FORCE_WEBER = 0.07  # Jones 1989
+STIFFNESS_WEBER = 0.23  # Jones & Hunter 1990
+POSITION_JND_M = 1.0e-3  # Durlach et al. 1989
+
+
+@dataclass
+class Thresholds:
+    """Pass/fail thresholds of a verification. Forces in N, positions in m, fit in percent."""
+
+    fit_percent: float = 95.0
+    force_weber: float = FORCE_WEBER
+    force_floor_N: float = 0.02
+    stiffness_weber: float = STIFFNESS_WEBER
+    position_jnd_m: float = POSITION_JND_M
+
+    def force_jnd(self, reference_N: float) -> float:
+        """Smallest force difference (N) a user could feel at ``reference_N`` (Weber law with a floor)."""
+        return max(self.force_weber * abs(reference_N), self.force_floor_N)
+
+
+@dataclass
+class FxCurves:
+    """Mean force per position bin for each direction of travel (NaN where a bin has no samples)."""
+
+    x_m: np.ndarray
+    press_N: np.ndarray
+    release_N: np.ndarray
+
+
+@dataclass
+class KeyFeatures:
+    """Features of one force-displacement curve pair (SI units; None when absent or not measurable)."""
+
+    preload_N: float | None = None
+    travel_stiffness_Npm: float | None = None
+    bump_peak_N: float | None = None
+    bump_position_m: float | None = None
+    bump_drop_N: float | None = None
+    bottom_out_m: float | None = None
+    hysteresis_J: float | None = None
+    onset_m: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class FeatureVerdict:
+    """One feature compared between reference (captured) and rendering."""
+
+    name: str
+    reference: float | None
+    rendered: float | None
+    difference: float | None
+    threshold: float | None
+    unit: str
+    noticeable: bool
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def fx_curves(x_m: np.ndarray, force_N: np.ndarray, direction: np.ndarray, bin_m: float = 1e-5,
+              x_range: tuple[float, float] | None = None) -> FxCurves:
+    """Bin force by position (bin width ``bin_m``, m) separately for direction +1 and -1."""
+    lo, hi = x_range if x_range is not None else (float(np.min(x_m)), float(np.max(x_m)))
+    n_bins = max(int(np.ceil((hi - lo) / bin_m)), 1)
+    edges = lo + bin_m * np.arange(n_bins + 1)
+    centres = 0.5 * (edges[:-1] + edges[1:])
+    idx = np.clip(((x_m - lo) / bin_m).astype(np.int64), 0, n_bins - 1)
+    inside = (x_m >= lo) & (x_m <= hi)
+    out = []
+    for d in (1, -1):
+        sel = inside & (direction == d)
+        sums = np.bincount(idx[sel], weights=force_N[sel], minlength=n_bins)
+        counts = np.bincount(idx[sel], minlength=n_bins)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out.append(np.where(counts > 0, sums / np.maximum(counts, 1), np.nan))
+    return FxCurves(centres, out[0], out[1])
+
+
+def _fill(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    ok = np.isfinite(y)
+    if ok.sum() < 2:
+        return y
+    return np.interp(x, x[ok], y[ok])
+
+
+def _smooth(y: np.ndarray, width: int) -> np.ndarray:
+    if width <= 1 or y.size < width:
+        return y
+    kernel = np.ones(width) / width
+    pad = width // 2
+    padded = np.pad(y, (pad, width - 1 - pad), mode="edge")
+    return np.convolve(padded, kernel, mode="valid")
+
+
+def key_features(curves: FxCurves, thresholds: Thresholds | None = None) -> KeyFeatures:
+    """Read the features (module docstring) off a pair of force-displacement curves."""
+    th = thresholds or Thresholds()
+    x = curves.x_m
+    press_raw = curves.press_N
+    if np.isfinite(press_raw).sum() < 8:
+        return KeyFeatures()
+    bin_m = float(x[1] - x[0]) if x.size > 1 else 1e-4
+    press = _smooth(_fill(x, press_raw), max(int(round(5e-5 / bin_m)), 1))  # 0.05 mm moving average
+    valid = np.flatnonzero(np.isfinite(press_raw))
+    first, last = int(valid[0]), int(valid[-1])
+    feats = KeyFeatures()
+
+    # Onset: the first position where the pressing force reaches 20 % of its value at mid-travel.
+    mid = press[(first + last) // 2]
+    onset_level = 0.2 * max(mid, th.force_floor_N)
+    above = np.flatnonzero(press[first:last + 1] >= onset_level)
+    i_on = first + (int(above[0]) if above.size else 0)
+    feats.onset_m = float(x[i_on])
+
+    # Bottom-out: start of the final run where the slope exceeds 10x the travel's median slope
+    # (and at least 2 N/mm), searched back from the end of travel.
+    slope = np.gradient(press, x)
+    i_travel0 = min(i_on + max(int(round(2e-4 / bin_m)), 1), last)
+    travel_slope = np.median(np.abs(slope[i_travel0:last + 1])) if last > i_travel0 else 0.0
+    steep = max(10.0 * travel_slope, 2000.0)
+    i_bottom = last
+    while i_bottom > i_travel0 and slope[i_bottom] > steep:
+        i_bottom -= 1
+    if i_bottom < last - 1 and i_bottom > i_travel0:
+        feats.bottom_out_m = float(x[i_bottom])
+    i_end = i_bottom
+
+    # Preload: median pressing force over the first 0.3 mm after the onset step.
+    i_pre0 = min(i_on + max(int(round(5e-5 / bin_m)), 1), i_end)
+    i_pre1 = min(i_on + max(int(round(3e-4 / bin_m)), 2), i_end)
+    if i_pre1 > i_pre0:
+        feats.preload_N = float(np.median(press[i_pre0:i_pre1 + 1]))
+    else:
+        feats.preload_N = float(press[i_on])
+
+    # Tactile bump: the largest drawdown of the pressing curve before bottom-out (a running maximum
+    # followed by the lowest point after it), so a curve that rises again towards bottom-out still shows it.
+    if i_end - i_pre0 >= 4:
+        seg = press[i_pre0:i_end + 1]
+        running_max = np.maximum.accumulate(seg)
+        drawdown = running_max - seg
+        k_valley = int(np.argmax(drawdown))
+        k_peak = int(np.argmax(seg[:k_valley + 1]))
+        peak = float(seg[k_peak])
+        drop = float(drawdown[k_valley])
+        has_bump = drop > th.force_jnd(peak)
+        if has_bump:
+            feats.bump_peak_N = peak
+            feats.bump_position_m = float(x[i_pre0 + k_peak])
+            feats.bump_drop_N = drop
+        # Travel stiffness: least-squares slope over the travel up to the bump (or bottom-out).
+        i_stop = i_pre0 + (k_peak if has_bump else seg.size - 1)
+        if i_stop - i_pre0 >= 3:
+            feats.travel_stiffness_Npm = float(np.polyfit(x[i_pre0:i_stop + 1], press[i_pre0:i_stop + 1], 1)[0])
+
+    # Hysteresis: integral of (F+ - F-) dx where both directions were measured.
+    both = np.isfinite(curves.press_N) & np.isfinite(curves.release_N)
+    if both.sum() >= 2:
+        diff = np.where(both, curves.press_N - curves.release_N, 0.0)
+        feats.hysteresis_J = float(np.sum(diff) * bin_m)
+    return feats
+
+
+def compare_features(reference: KeyFeatures, rendered: KeyFeatures,
+                     thresholds: Thresholds | None = None) -> list[FeatureVerdict]:
+    """Compare each feature and say whether a user could feel the difference."""
+    th = thresholds or Thresholds()
+    out: list[FeatureVerdict] = []
+
+    def force(name: str, ref: float | None, ren: float | None, level: float | None = None) -> None:
+        if ref is None or ren is None:
+            return
+        jnd = th.force_jnd(level if level is not None else ref)
+        diff = ren - ref
+        out.append(FeatureVerdict(name, ref, ren, diff, jnd, "N", abs(diff) > jnd))
+
+    def position(name: str, ref: float | None, ren: float | None) -> None:
+        if ref is None and ren is None:
+            return
+        if ref is None or ren is None:
+            out.append(FeatureVerdict(name, ref, ren, None, th.position_jnd_m, "m", True,
+                                      "present in the " + ("rendering" if ref is None else "capture")
+                                      + " only"))
+            return
+        diff = ren - ref
+        out.append(FeatureVerdict(name, ref, ren, diff, th.position_jnd_m, "m", abs(diff) > th.position_jnd_m))
+
+    force("preload", reference.preload_N, rendered.preload_N)
+    if reference.travel_stiffness_Npm is not None and rendered.travel_stiffness_Npm is not None:
+        ref_k, ren_k = reference.travel_stiffness_Npm, rendered.travel_stiffness_Npm
+        # A stiffness change only matters when it changes the force over the travel by more than a force
+        # JND; below that, the Weber fraction of a near-zero slope is meaningless.
+        jnd = max(th.stiffness_weber * abs(ref_k), th.force_floor_N / 2e-3)
+        out.append(FeatureVerdict("travel stiffness", ref_k, ren_k, ren_k - ref_k, jnd, "N/m",
+                                  abs(ren_k - ref_k) > jnd))
+    if (reference.bump_peak_N is None) != (rendered.bump_peak_N is None):
+        where = "capture" if reference.bump_peak_N is not None else "rendering"
+        drop = reference.bump_drop_N if reference.bump_drop_N is not None else rendered.bump_drop_N
+        out.append(FeatureVerdict("tactile bump", reference.bump_drop_N, rendered.bump_drop_N, None, None, "N",
+                                  True, f"a bump (drop {drop:.3f} N) is present in the {where} only"))
+    else:
+        force("bump peak force", reference.bump_peak_N, rendered.bump_peak_N)
+        position("bump position", reference.bump_position_m, rendered.bump_position_m)
+        force("force drop after bump", reference.bump_drop_N, rendered.bump_drop_N, level=reference.bump_peak_N)
+    position("bottom-out position", reference.bottom_out_m, rendered.bottom_out_m)
+    if reference.hysteresis_J is not None and rendered.hysteresis_J is not None and reference.onset_m is not None:
+        # Compare hysteresis as its mean force over the travel against the force JND at mid-travel force.
+        span = max((reference.bottom_out_m or 0.0) - reference.onset_m, 1e-3)
+        ref_f = reference.hysteresis_J / span
+        ren_f = rendered.hysteresis_J / span
+        jnd = th.force_jnd(reference.preload_N or 0.0)
+        out.append(FeatureVerdict("hysteresis (mean force gap)", ref_f, ren_f, ren_f - ref_f, jnd, "N",
+                                  abs(ren_f - ref_f) > jnd))
+    return out
+
+
+@dataclass
+class FeatureReport:
+    """Reference and rendered features plus the verdicts."""
+
+    reference: KeyFeatures
+    rendered: KeyFeatures
+    verdicts: list[FeatureVerdict] = field(default_factory=list)
+
+    @property
+    def noticeable(self) -> list[str]:
+        return [v.name for v in self.verdicts if v.noticeable]
