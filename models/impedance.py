@@ -1,0 +1,335 @@
+"""Position- and direction-dependent impedance: the segmented model of seed 001 eq. 8.
+
+For each direction of travel (+1 pressing, -1 releasing) a table of breakpoints
+``x_0 < x_1 < ... < x_n`` carries the parameters ``m, b, k, F0`` of a local linear model::
+
+    F = m(x) a + b(x) v + k(x) x + F0(x)         (seed 001 eq. 7, eq. 8)
+
+with the parameters taken from the pressing table while the direction is +1 and from the releasing
+table while it is -1 (seed 001 eq. 8 switches on the sign of v). The direction is held inside a
+velocity dead band so the force does not chatter at turning points (DESIGN.md).
+
+Interpolation
+-------------
+``"constant"``: each parameter array has ``n`` entries, one per segment ``[x_i, x_{i+1})``.
+``"linear"``: each parameter array has ``n + 1`` entries, the values at the breakpoints, interpolated
+linearly between them.
+
+Outside the breakpoint range
+----------------------------
+``"constant"`` uses the nearest segment's parameters (segment 0 below ``x_0``, segment ``n - 1`` at
+and above ``x_n``); ``"linear"`` uses the end breakpoint's parameters. Either way the force outside
+the range continues along the end segment's line ``k x + F0`` (it is not clamped).
+
+A pure position table ``F0(x, dir)`` (MacLean's and Weir's playback of measured force-displacement
+curves) is the special case ``m = b = k = 0`` with linear interpolation: :func:`position_table`.
+
+References
+----------
+seed 001: Colton & Hollerbach, "Identification of Nonlinear Passive Devices for Haptic Simulations".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from hapticam.errors import ModelValidationError
+from hapticam.models.base import KIND_IMPEDANCE, Model
+from hapticam.models.validation import MAX_BREAKPOINTS, as_array, as_choice, as_float, check_keys
+
+INTERPOLATIONS = ("constant", "linear")
+_PARAM_FIELDS = ("m_kg", "b_Nspm", "k_Npm", "f0_N")
+
+# Parameter block layout (offsets are relative to the block start):
+#   p[0] interpolation code (0 constant, 1 linear)   p[1] dead band (m/s)
+#   p[2] press table offset    p[3] release table offset (equal to p[2] if no release table)
+# A table at offset o: p[o] = number of breakpoints nb, p[o+1] = number of values per parameter nv,
+#   p[o+2 : o+2+nb] breakpoints, then m, b, k, F0 with nv entries each.
+_HEADER = 4
+
+
+class ImpedanceTable:
+    """One direction's table of breakpoints and parameters (SI units).
+
+    Parameters
+    ----------
+    breakpoints_m : array_like
+        Strictly increasing positions ``x_0 < ... < x_n`` (m), 2 to 1,000,000 of them.
+    m_kg, b_Nspm, k_Npm, f0_N : array_like
+        Mass (kg), damping (N s/m), stiffness (N/m) and offset force (N): either ``n`` entries (one per
+        segment, for constant interpolation) or ``n + 1`` (one per breakpoint, for linear), all the same
+        length. Negative values are accepted (identified linearisations may have them: a tactile drop
+        has ``k < 0``); :func:`hapticam.models.passivity.check_passivity` reports negative ``m`` or ``b``.
+    where : str
+        Prefix used in error messages (``"press"``/``"release"`` inside :class:`SegmentedImpedance`).
+    """
+
+    def __init__(self, breakpoints_m: Any, m_kg: Any, b_Nspm: Any, k_Npm: Any, f0_N: Any, *,
+                 where: str = "table") -> None:
+        bp = as_array(f"{where}.breakpoints_m", breakpoints_m, min_length=2, increasing=True,
+                      max_length=MAX_BREAKPOINTS)
+        n_seg = bp.size - 1
+        values = []
+        for name, raw in zip(_PARAM_FIELDS, (m_kg, b_Nspm, k_Npm, f0_N)):
+            arr = as_array(f"{where}.{name}", raw, max_length=MAX_BREAKPOINTS)
+            if arr.size not in (n_seg, n_seg + 1):
+                raise ModelValidationError(
+                    f"{where}.{name}: expected {n_seg} entries (one per segment) or {n_seg + 1} "
+                    f"(one per breakpoint) for {bp.size} breakpoints, got {arr.size}")
+            values.append(arr)
+        sizes = {a.size for a in values}
+        if len(sizes) != 1:
+            raise ModelValidationError(
+                f"{where}: m_kg, b_Nspm, k_Npm, f0_N must have the same length, got "
+                f"{', '.join(str(a.size) for a in values)}")
+        for arr in (bp, *values):
+            arr.setflags(write=False)
+        self._bp = bp
+        self._m, self._b, self._k, self._f0 = values
+        self._where = where
+
+    # read-only views
+    @property
+    def breakpoints_m(self) -> np.ndarray:
+        return self._bp
+
+    @property
+    def m_kg(self) -> np.ndarray:
+        return self._m
+
+    @property
+    def b_Nspm(self) -> np.ndarray:
+        return self._b
+
+    @property
+    def k_Npm(self) -> np.ndarray:
+        return self._k
+
+    @property
+    def f0_N(self) -> np.ndarray:
+        return self._f0
+
+    @property
+    def n_values(self) -> int:
+        """Entries per parameter array (``n`` for constant, ``n + 1`` for linear)."""
+        return int(self._m.size)
+
+    def to_dict(self) -> dict[str, list[float]]:
+        """Plain lists, keyed as in the model file."""
+        return {"breakpoints_m": self._bp.tolist(), "m_kg": self._m.tolist(), "b_Nspm": self._b.tolist(),
+                "k_Npm": self._k.tolist(), "f0_N": self._f0.tolist()}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "table") -> "ImpedanceTable":
+        """Build from ``to_dict()`` output; unknown or missing fields raise naming ``where``."""
+        check_keys(where, data, {"breakpoints_m", *_PARAM_FIELDS})
+        return cls(data["breakpoints_m"], data["m_kg"], data["b_Nspm"], data["k_Npm"], data["f0_N"],
+                   where=where)
+
+    def block(self) -> np.ndarray:
+        """Flat encoding ``[nb, nv, breakpoints, m, b, k, F0]`` for the kernel."""
+        return np.concatenate([[float(self._bp.size), float(self._m.size)], self._bp, self._m, self._b,
+                               self._k, self._f0])
+
+    def parameters_at(self, x_m: Any, interpolation: str) -> tuple[np.ndarray, ...]:
+        """``(m, b, k, F0)`` at positions ``x_m`` (NumPy, vectorised), with the out-of-range rule above."""
+        x = np.asarray(x_m, dtype=np.float64)
+        bp = self._bp
+        if interpolation == "constant":
+            # segment i holds for bp[i] <= x < bp[i+1]; clamp to the end segments outside the range
+            i = np.clip(np.searchsorted(bp, x, side="right") - 1, 0, bp.size - 2)
+            return tuple(arr[i] for arr in (self._m, self._b, self._k, self._f0))
+        # linear between breakpoints, end values outside (np.interp clamps to the end values)
+        return tuple(np.interp(x, bp, arr) for arr in (self._m, self._b, self._k, self._f0))
+
+
+class SegmentedImpedance(Model):
+    """Segmented, direction-dependent impedance ``F = m a + b v + k x + F0`` (seed 001 eq. 8).
+
+    Parameters
+    ----------
+    press : ImpedanceTable
+        Parameters while pressing (direction +1).
+    release : ImpedanceTable or None
+        Parameters while releasing (direction -1); ``None`` uses ``press`` in both directions.
+    interpolation : {"constant", "linear"}
+        Per-segment constant parameters (``n`` values) or linear between breakpoints (``n + 1`` values).
+    dead_band_mps : float
+        Velocity dead band (m/s, >= 0): the direction becomes +1 when ``v > dead_band``, -1 when
+        ``v < -dead_band``, and is held otherwise (initially +1).
+    """
+
+    kind = "segmented-impedance"
+    kind_code = KIND_IMPEDANCE
+
+    def __init__(self, press: ImpedanceTable, release: ImpedanceTable | None = None,
+                 interpolation: str = "constant", dead_band_mps: float = 1e-3) -> None:
+        self._interpolation = as_choice("interpolation", interpolation, INTERPOLATIONS)
+        self._dead_band = as_float("dead_band_mps", dead_band_mps, min_value=0.0)
+        if not isinstance(press, ImpedanceTable):
+            raise ModelValidationError(f"press: expected an ImpedanceTable, got {type(press).__name__}")
+        if release is not None and not isinstance(release, ImpedanceTable):
+            raise ModelValidationError(f"release: expected an ImpedanceTable or None, got {type(release).__name__}")
+        for name, table in (("press", press), ("release", release)):
+            if table is None:
+                continue
+            n_seg = table.breakpoints_m.size - 1
+            want = n_seg if self._interpolation == "constant" else n_seg + 1
+            if table.n_values != want:
+                raise ModelValidationError(
+                    f"{name}.m_kg: {self._interpolation} interpolation needs {want} entries per parameter "
+                    f"for {n_seg + 1} breakpoints, got {table.n_values}")
+        self._press = press
+        self._release = release
+
+    @property
+    def press(self) -> ImpedanceTable:
+        return self._press
+
+    @property
+    def release(self) -> ImpedanceTable | None:
+        return self._release
+
+    @property
+    def interpolation(self) -> str:
+        return self._interpolation
+
+    @property
+    def dead_band_mps(self) -> float:
+        return self._dead_band
+
+    def table(self, direction: int) -> ImpedanceTable:
+        """The table used in ``direction`` (+1 press, -1 release)."""
+        if direction not in (1, -1):
+            raise ModelValidationError(f"direction: expected +1 or -1, got {direction!r}")
+        if direction == -1 and self._release is not None:
+            return self._release
+        return self._press
+
+    def parameters_at(self, x_m: Any, direction: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Return ``(m, b, k, F0)`` at positions ``x_m`` (m) for ``direction`` (+1/-1), vectorised."""
+        return self.table(direction).parameters_at(x_m, self._interpolation)  # type: ignore[return-value]
+
+    def static_force(self, x_m: Any, direction: int) -> np.ndarray:
+        """Quasi-static force ``k(x) x + F0(x)`` (N) at ``x_m`` for ``direction`` (seed 001 eq. 8, v = a = 0)."""
+        _, _, k, f0 = self.parameters_at(x_m, direction)
+        return k * np.asarray(x_m, dtype=np.float64) + f0
+
+    def x_range(self) -> tuple[float, float]:
+        """Smallest and largest breakpoint over both tables (m)."""
+        tables = [self._press] + ([self._release] if self._release is not None else [])
+        return (min(float(t.breakpoints_m[0]) for t in tables), max(float(t.breakpoints_m[-1]) for t in tables))
+
+    # -- Model interface ------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"interpolation": self._interpolation, "dead_band_mps": self._dead_band,
+                               "press": self._press.to_dict()}
+        if self._release is not None:
+            out["release"] = self._release.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "SegmentedImpedance":
+        check_keys("segmented-impedance", data, {"interpolation", "press"}, {"dead_band_mps", "release"})
+        press = ImpedanceTable.from_dict(data["press"], "press")
+        rel = data.get("release")
+        release = None if rel is None else ImpedanceTable.from_dict(rel, "release")
+        return cls(press, release, interpolation=data["interpolation"],
+                   dead_band_mps=data.get("dead_band_mps", 1e-3))
+
+    def params_block(self) -> np.ndarray:
+        press = self._press.block()
+        release = self._release.block() if self._release is not None else np.zeros(0)
+        press_off = _HEADER
+        release_off = press_off + press.size if self._release is not None else press_off
+        head = [0.0 if self._interpolation == "constant" else 1.0, self._dead_band, float(press_off),
+                float(release_off)]
+        return np.concatenate([head, press, release])
+
+    def initial_state(self) -> np.ndarray:
+        """``[direction]``, initially +1 (pressing)."""
+        return np.array([1.0])
+
+
+def position_table(x_m: Any, f_press_N: Any, f_release_N: Any = None, *,
+                   dead_band_mps: float = 1e-3) -> SegmentedImpedance:
+    """A pure force-position playback table (MacLean / Weir): ``m = b = k = 0``, ``F0(x, dir)`` linear.
+
+    Parameters
+    ----------
+    x_m : array_like
+        Strictly increasing positions (m).
+    f_press_N, f_release_N : array_like
+        Force (N) at ``x_m`` while pressing and while releasing (``None``: same as pressing).
+    """
+    x = as_array("x_m", x_m, min_length=2, increasing=True, max_length=MAX_BREAKPOINTS)
+    zeros = np.zeros(x.size)
+
+    def make(f: Any, where: str, name: str) -> ImpedanceTable:
+        arr = as_array(name, f, length=x.size, max_length=MAX_BREAKPOINTS)
+        return ImpedanceTable(x, zeros, zeros, zeros, arr, where=where)
+
+    press = make(f_press_N, "press", "f_press_N")
+    release = None if f_release_N is None else make(f_release_N, "release", "f_release_N")
+    return SegmentedImpedance(press, release, interpolation="linear", dead_band_mps=dead_band_mps)
+
+
+# -- kernel ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _segment(p, o, nb, x):
+    """Index i of the segment holding x (bp[i] <= x < bp[i+1]), clamped to [0, nb - 2]; binary search."""
+    lo = 0
+    hi = nb - 1
+    base = o + 2
+    if x < p[base]:
+        return 0
+    if x >= p[base + nb - 1]:
+        return nb - 2
+    while hi - lo > 1:  # invariant: bp[lo] <= x < bp[hi]
+        mid = (lo + hi) // 2
+        if p[base + mid] <= x:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def impedance_force(p, s, x, v, a, dt):
+    """Force (N) of a :class:`SegmentedImpedance` block ``p`` at ``x`` (m), ``v`` (m/s), ``a`` (m/s^2).
+
+    ``s[0]`` is the held direction (+1/-1), updated in place; ``dt`` is unused.
+    """
+    db = p[1]
+    direction = s[0]
+    if v > db:  # direction held inside the dead band (DESIGN.md)
+        direction = 1.0
+    elif v < -db:
+        direction = -1.0
+    s[0] = direction
+    o = int(p[2]) if direction > 0.0 else int(p[3])
+    nb = int(p[o])
+    nv = int(p[o + 1])
+    i = _segment(p, o, nb, x)
+    vals = o + 2 + nb  # start of m; then b, k, F0 follow at strides of nv
+    if p[0] == 0.0:
+        m = p[vals + i]
+        b = p[vals + nv + i]
+        k = p[vals + 2 * nv + i]
+        f0 = p[vals + 3 * nv + i]
+    else:
+        x0 = p[o + 2 + i]
+        x1 = p[o + 3 + i]
+        w = (x - x0) / (x1 - x0)  # linear interpolation weight; clamp to the end values outside
+        if w < 0.0:
+            w = 0.0
+        elif w > 1.0:
+            w = 1.0
+        m = p[vals + i] + w * (p[vals + i + 1] - p[vals + i])
+        b = p[vals + nv + i] + w * (p[vals + nv + i + 1] - p[vals + nv + i])
+        k = p[vals + 2 * nv + i] + w * (p[vals + 2 * nv + i + 1] - p[vals + 2 * nv + i])
+        f0 = p[vals + 3 * nv + i] + w * (p[vals + 3 * nv + i + 1] - p[vals + 3 * nv + i])
+    return m * a + b * v + k * x + f0  # F = m a + b v + k x + F0  (seed 001 eq. 8)
