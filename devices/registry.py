@@ -1,0 +1,44 @@
+"""Adapter registry: device names to adapter classes, imported lazily.
+
+An adapter module is imported only when its device is opened, so an optional driver dependency that is
+not installed costs nothing until it is asked for, and then fails with a clear
+:class:`~hapticam.errors.DependencyMissingError` (as python-can's interface registry does).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from hapticam.devices.base import Device
+from hapticam.errors import DependencyMissingError, DeviceError
+
+#: device name -> ("module:Class", pip extra that provides its driver or "")
+ADAPTERS: dict[str, tuple[str, str]] = {
+    "sim": ("hapticam.devices.sim:SimulatedDevice", ""),
+}
+
+
+def available_devices() -> list[str]:
+    """Names accepted by :func:`open_device` (``--device``)."""
+    return sorted(ADAPTERS)
+
+
+def device_class(name: str) -> type[Device]:
+    """Import and return the adapter class registered under ``name``."""
+    try:
+        target, extra = ADAPTERS[name]
+    except KeyError:
+        raise DeviceError(f"unknown device {name!r} (known: {', '.join(available_devices())})") from None
+    module_name, _, cls_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        hint = f" (pip install 'hapticam[{extra}]')" if extra else ""
+        raise DependencyMissingError(f"device {name!r} needs {exc.name or 'a missing module'}{hint}") from exc
+    return getattr(module, cls_name)
+
+
+def open_device(name: str, **kwargs: Any) -> Device:
+    """Create the named adapter with ``kwargs`` and open it."""
+    return device_class(name)(**kwargs).open()

@@ -1,0 +1,266 @@
+"""A simulated single-axis haptic device: handle, motor, encoder, and a user at the handle.
+
+Physics (integrated with ``n_sub`` semi-implicit Euler sub-steps per servo tick, force held constant over
+the tick as a zero-order hold, as a real amplifier holds the last command)::
+
+    f_m' = (clip(F, +-F_max) - f_m) / tau          motor bandwidth: first-order lag, tau = 1 / (2 pi f_bw)
+    m_h x'' = f_user - f_m - b x'                  handle mass m_h, physical damping b
+    x_sensed = q round((x + n) / q)                encoder quantum q, Gaussian sensor noise n (seeded)
+
+``F`` is the model force along +x (the force the object exerts back is ``-F`` on the handle). Because
+the force is sampled and held, a virtual wall stiffer than Colgate & Schenkel's passivity bound
+``K < 2 b / T`` gains energy at each contact, exactly as on hardware: the simulator shows the
+instability a badly tuned model would show on a real device.
+
+Everything per tick is compiled (``sim_sense``/``sim_advance``), so the servo loop steps the simulator from
+its nogil thread or on a simulated clock. :class:`SimulatedDevice` wraps the arrays in the
+:class:`~hapticam.devices.base.Device` interface.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_HAS_V, IO_SEQ, IO_SIZE, IO_T, IO_V, IO_X, Device,
+                                   DeviceSpec, DeviceState)
+from hapticam.devices.users import MODE_FORCE, User
+
+# Layout of the simulator's float64 state array.
+D_M = 0           # handle mass (kg)
+D_B = 1           # physical damping (N s/m)
+D_FMAX = 2        # motor force limit (N)
+D_TAU = 3         # motor time constant (s)
+D_RES = 4         # encoder quantum (m)
+D_NOISE = 5       # sensor noise standard deviation (m)
+D_SUB_DT = 6      # physics sub-step (s), upper bound
+D_X = 7           # true handle position (m)
+D_V = 8           # true handle velocity (m/s)
+D_FM = 9          # motor force after the lag (N)
+D_T = 10          # simulated time (s)
+D_SEQ = 11        # sample counter
+D_XS = 12         # last sensed position (m)
+D_TS = 13         # time stamp of the last fresh sample (s)
+D_STALE_FROM = 14  # sensor freezes from this time (s) ...
+D_STALE_UNTIL = 15  # ... until this time (fault injection)
+D_MODE = 16       # user mode (0 position, 1 force)
+D_KU = 17         # user stiffness (N/m)
+D_BU = 18         # user damping (N s/m)
+D_FU = 19         # last user force on the handle (N)
+D_TAB_T0 = 20     # user table start time (s)
+D_TAB_DT = 21     # user table step (s)
+D_FCMD = 22       # last commanded force after the motor limit (N)
+D_SIZE = 24
+
+
+@dataclass(frozen=True)
+class SimParams:
+    """Physical parameters of the simulated device (SI).
+
+    The defaults describe a light single-axis key-rendering device: 50 g handle, 2 N s/m damping (so
+    ``K_max = 2 b / T = 4000 N/m`` at 1 kHz), 8 N motor with 1 kHz bandwidth, 1 um encoder, 0.3 um noise.
+    ``stale_s`` freezes the sensor over a time window (fault injection for the watchdog).
+    """
+
+    handle_mass_kg: float = 0.05
+    damping_N_s_per_m: float = 2.0
+    max_force_N: float = 8.0
+    max_force_rate_N_per_s: float = 8000.0
+    motor_bandwidth_hz: float = 1000.0
+    resolution_m: float = 1e-6
+    noise_m: float = 0.3e-6
+    workspace_m: tuple[float, float] = (-0.02, 0.03)
+    substep_s: float = 25e-6
+    stale_s: tuple[float, float] | None = None
+
+    def spec(self) -> DeviceSpec:
+        """The :class:`DeviceSpec` of this simulated device (``K_max = 2 b / T`` at T = 1 ms)."""
+        return DeviceSpec(name="sim", max_force_N=self.max_force_N,
+                          max_force_rate_N_per_s=self.max_force_rate_N_per_s,
+                          max_stiffness_N_per_m=2.0 * self.damping_N_s_per_m / 1e-3,  # K < 2b/T (Colgate & Schenkel)
+                          workspace_m=tuple(self.workspace_m), resolution_m=self.resolution_m,
+                          damping_N_s_per_m=self.damping_N_s_per_m, provides_velocity=False)
+
+
+# -- compiled simulator ------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def rand_u01(rng):
+    """Uniform [0, 1) from a splitmix64 generator whose state is ``rng[0]`` (uint64, Steele et al. 2014)."""
+    rng[0] += np.uint64(0x9E3779B97F4A7C15)
+    z = rng[0]
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)  # 53-bit mantissa / 2^53
+
+
+@njit(cache=True, nogil=True)
+def rand_normal(rng):
+    """Standard normal deviate by Box-Muller: sqrt(-2 ln u1) cos(2 pi u2)."""
+    u1 = 1.0 - rand_u01(rng)
+    u2 = rand_u01(rng)
+    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+
+@njit(cache=True, nogil=True)
+def user_reference(dev, utab, t):
+    """Reference value and rate of the user's trajectory at time ``t`` (linear interpolation on the
+    uniform grid; held with zero rate past the end)."""
+    n = utab.shape[0]
+    s = (t - dev[D_TAB_T0]) / dev[D_TAB_DT]
+    if s <= 0.0:
+        return utab[0, 0], utab[0, 1] if s == 0.0 else 0.0
+    if s >= n - 1:
+        return utab[n - 1, 0], 0.0
+    i = int(s)
+    w = s - i
+    return utab[i, 0] + w * (utab[i + 1, 0] - utab[i, 0]), utab[i, 1] + w * (utab[i + 1, 1] - utab[i, 1])
+
+
+@njit(cache=True, nogil=True)
+def sim_sense(dev, rng, io):
+    """Device read: fill the I/O block with the sensed position, sample counter and time stamp.
+
+    Inside the fault-injection window the sensor freezes (counter and position unchanged)."""
+    t = dev[D_T]
+    if not (t >= dev[D_STALE_FROM] and t < dev[D_STALE_UNTIL]):
+        x = dev[D_X]
+        if dev[D_NOISE] > 0.0:
+            x += dev[D_NOISE] * rand_normal(rng)
+        q = dev[D_RES]
+        if q > 0.0:
+            x = q * math.floor(x / q + 0.5)  # encoder quantisation: x_s = q round(x / q)
+        dev[D_XS] = x
+        dev[D_SEQ] += 1.0
+        dev[D_TS] = t
+    io[IO_X] = dev[D_XS]
+    io[IO_V] = 0.0
+    io[IO_HAS_V] = 0.0
+    io[IO_SEQ] = dev[D_SEQ]
+    io[IO_T] = dev[D_TS]
+    io[IO_AUX0] = dev[D_X]
+    io[IO_AUX1] = dev[D_FU]
+
+
+@njit(cache=True, nogil=True)
+def sim_advance(dev, utab, force, dt):
+    """Device write + physics: hold ``force`` (N, model force along +x) for ``dt`` seconds."""
+    fmax = dev[D_FMAX]
+    f = min(max(force, -fmax), fmax) if force == force else 0.0
+    dev[D_FCMD] = f
+    n = max(1, int(math.ceil(dt / dev[D_SUB_DT] - 1e-9)))
+    h = dt / n
+    tau = dev[D_TAU]
+    lag = 1.0 - math.exp(-h / tau) if tau > 0.0 else 1.0  # exact first-order response to a held input
+    m = dev[D_M]
+    b = dev[D_B]
+    t_start = dev[D_T]
+    x = dev[D_X]
+    v = dev[D_V]
+    fm = dev[D_FM]
+    fu = 0.0
+    for j in range(n):
+        t = t_start + j * h
+        fm += (f - fm) * lag                                   # f_m' = (F - f_m) / tau
+        ref, rate = user_reference(dev, utab, t)
+        if dev[D_MODE] == MODE_FORCE:
+            fu = ref
+        else:
+            fu = dev[D_KU] * (ref - x) + dev[D_BU] * (rate - v)  # f_u = k_u (x_ref - x) + b_u (v_ref - v)
+        a = (fu - fm - b * v) / m                              # m_h x'' = f_u - f_m - b x'
+        v += a * h                                             # semi-implicit Euler
+        x += v * h
+    dev[D_X] = x
+    dev[D_V] = v
+    dev[D_FM] = fm
+    dev[D_FU] = fu
+    dev[D_T] = t_start + dt
+
+
+# -- Python adapter -----------------------------------------------------------------------------------------
+class SimulatedDevice(Device):
+    """The simulated device behind the :class:`Device` interface.
+
+    ``servo_binding()`` hands the compiled loop the state array, the user table and the random state;
+    ``read()``/``write()``/``step()`` drive the same arrays from Python (tests, diagnostics).
+    """
+
+    def __init__(self, params: SimParams | None = None, user: User | None = None, seed: int = 0) -> None:
+        super().__init__()
+        self.params = params or SimParams()
+        self.spec = self.params.spec()
+        self.seed = int(seed)
+        self.dev = np.zeros(D_SIZE)
+        self.rng = np.zeros(1, dtype=np.uint64)
+        self.utab = np.zeros((1, 2))
+        self._io = np.zeros(IO_SIZE)
+        self._force = 0.0
+        self.user: User | None = None
+        self.set_user(user)
+
+    def set_user(self, user: User | None) -> None:
+        """Put ``user`` at the handle (``None``: no user, the handle is free) and reset the device."""
+        self.user = user
+        self.utab = user.table() if user is not None else np.zeros((1, 2))
+        self.reset()
+
+    def reset(self) -> None:
+        """Return to t = 0 with the handle at the user's start position, at rest, motor off."""
+        p, d = self.params, self.dev
+        d[:] = 0.0
+        d[D_M] = p.handle_mass_kg
+        d[D_B] = p.damping_N_s_per_m
+        d[D_FMAX] = p.max_force_N
+        d[D_TAU] = 1.0 / (2.0 * math.pi * p.motor_bandwidth_hz) if p.motor_bandwidth_hz > 0 else 0.0
+        d[D_RES] = p.resolution_m
+        d[D_NOISE] = p.noise_m
+        d[D_SUB_DT] = p.substep_s
+        d[D_STALE_FROM], d[D_STALE_UNTIL] = p.stale_s if p.stale_s is not None else (np.inf, np.inf)
+        u = self.user
+        if u is not None:
+            d[D_MODE] = u.mode
+            d[D_KU] = u.stiffness_N_per_m
+            d[D_BU] = u.damping_N_s_per_m
+            d[D_TAB_T0] = u.t0_s
+            d[D_TAB_DT] = u.dt_s
+            d[D_X] = u.x0_m
+        else:
+            d[D_MODE] = 0
+            d[D_TAB_DT] = 1.0
+        d[D_XS] = d[D_X]
+        self.rng[0] = np.uint64(self.seed & 0xFFFFFFFFFFFFFFFF)
+        self._force = 0.0
+
+    def servo_binding(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Arrays the compiled loop steps: ``(dev, utab, rng)``."""
+        return self.dev, self.utab, self.rng
+
+    @property
+    def t_s(self) -> float:
+        """Simulated time (s)."""
+        return float(self.dev[D_T])
+
+    @property
+    def true_position_m(self) -> float:
+        """True (unquantised, noise-free) handle position (m)."""
+        return float(self.dev[D_X])
+
+    def step(self, dt_s: float) -> None:
+        """Advance the physics by ``dt_s`` holding the last written force."""
+        sim_advance(self.dev, self.utab, self._force, float(dt_s))
+
+    def _open(self) -> None:
+        pass
+
+    def _close(self) -> None:
+        pass
+
+    def _read(self) -> DeviceState:
+        sim_sense(self.dev, self.rng, self._io)
+        return DeviceState(t_s=float(self._io[IO_T]), x_m=float(self._io[IO_X]), v_mps=None)
+
+    def _write(self, force_N: float) -> None:
+        self._force = force_N

@@ -1,0 +1,473 @@
+"""The servo loop: arrays, model slots, real-time thread, simulated clock, results.
+
+:class:`ServoLoop` owns the shared arrays (see :mod:`hapticam.render.layout`), installs models into two
+preallocated parameter/state slots, and drives the compiled step either from a dedicated thread in real
+time (:meth:`ServoLoop.start`) or on a simulated clock on the calling thread
+(:meth:`ServoLoop.run_simulated`). Python threads never touch the loop except through the arrays: a
+model swap fills the inactive slot and sets a pending-swap word that the next tick picks up.
+
+:func:`run_simulated` is the one-call API for tests and verification::
+
+    result = run_simulated(model, user=(t_s, x_m), rate_hz=1000)
+    result.force_N        # per-tick force written to the device (N)
+
+The simulator's physics are stepped by the nominal period in both clocks (the loop time of tick ``k`` is
+``k T``), so a real-time run and a simulated-clock run of the same scenario give the same forces;
+real-time lateness is measured and reported but does not feed the physics.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from hapticam.devices.base import IO_SIZE
+from hapticam.devices.sim import SimParams, SimulatedDevice
+from hapticam.devices.users import User, make_user, position_user
+from hapticam.errors import ControlError, RenderError, UsageError
+from hapticam.models.base import CompiledModel, Model
+from hapticam.render.clock import request_realtime
+from hapticam.render.layout import (C_ALPHA_MAX, C_DF_MAX, C_DT, C_F_MAX, C_MAX_TICKS, C_OVERRUN_TICKS,
+                                    C_PASSIVITY, C_PERIOD_NS, C_PO_VMIN, C_PROXY_B, C_PROXY_K, C_PROXY_M,
+                                    C_PROXY_SUB, C_RAMP_S, C_SPIN_NS, C_STALE_TICKS, C_STOP_ON_NAN,
+                                    C_VEL_BETA, C_WS_HI, C_WS_LO, CFG_SIZE, CTL_SIZE, EV_RAMP, HIST_BINS,
+                                    K_PLEN0, K_RUNNING, K_SLEN0, K_SLOT, K_STOP, K_SWAP, K_TICK, R_AUX0,
+                                    R_AUX1, R_F, R_FCMD, R_FLAGS, R_LATE, R_T, R_V, R_X, RING_COLS,
+                                    SAFETY_FLAG_SHIFT, SRV_SIZE, SWAP_MODEL, SWAP_PARAMS)
+from hapticam.render.safety import SafetyConfig, log_event
+from hapticam.render.servo import ServoKernels, default_servo, velocity_beta
+from hapticam.render.stats import LoopStats, SafetyEvent, loop_stats, read_events
+
+MIN_RATE_HZ = 100.0
+MAX_RATE_HZ = 10_000.0
+#: A model whose inertia (N per m/s^2) is below this is rendered without a proxy.
+MIN_PROXY_MASS_KG = 1e-6
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """Loop settings.
+
+    ``proxy``: ``"auto"`` renders a model's inertia through a virtual-coupling proxy when it has one,
+    ``"off"`` never does, a number forces that proxy mass (kg). ``spin_us``: how long before each
+    deadline the loop stops sleeping and spins.
+    """
+
+    rate_hz: float = 1000.0
+    velocity_cutoff_hz: float = 200.0
+    spin_us: float = 50.0
+    ring_capacity: int = 1 << 16
+    event_capacity: int = 4096
+    param_capacity: int = 1 << 16
+    state_capacity: int = 1024
+    proxy: str | float = "auto"
+    realtime: bool = True
+    priority: int = 80
+
+    def checked(self) -> "LoopConfig":
+        if not (MIN_RATE_HZ <= self.rate_hz <= MAX_RATE_HZ):
+            raise UsageError(f"rate: must be between {MIN_RATE_HZ:g} and {MAX_RATE_HZ:g} Hz, got {self.rate_hz:g}")
+        if self.ring_capacity < 16 or self.event_capacity < 16:
+            raise UsageError("ring_capacity and event_capacity must be at least 16")
+        return self
+
+
+@dataclass
+class RenderResult:
+    """Per-tick arrays of a run plus its statistics and safety events.
+
+    ``force_N`` is what was written to the device (after safety), ``force_cmd_N`` what the model asked
+    for; ``flags`` holds model flags in bits 0-7 and safety bits ``1 << (8 + code)`` above;
+    ``x_true_m``/``user_force_N`` are the simulator's true handle position and the user's force.
+    """
+
+    t_s: np.ndarray
+    x_m: np.ndarray
+    v_mps: np.ndarray
+    force_cmd_N: np.ndarray
+    force_N: np.ndarray
+    flags: np.ndarray
+    lateness_us: np.ndarray
+    x_true_m: np.ndarray
+    user_force_N: np.ndarray
+    stats: LoopStats
+    events: list[SafetyEvent] = field(default_factory=list)
+    lost_ticks: int = 0
+
+    @classmethod
+    def from_rows(cls, rows: np.ndarray, stats: LoopStats, events: list[SafetyEvent], lost: int = 0
+                  ) -> "RenderResult":
+        return cls(t_s=rows[:, R_T].copy(), x_m=rows[:, R_X].copy(), v_mps=rows[:, R_V].copy(),
+                   force_cmd_N=rows[:, R_FCMD].copy(), force_N=rows[:, R_F].copy(),
+                   flags=rows[:, R_FLAGS].astype(np.int64), lateness_us=rows[:, R_LATE].copy(),
+                   x_true_m=rows[:, R_AUX0].copy(), user_force_N=rows[:, R_AUX1].copy(),
+                   stats=stats, events=events, lost_ticks=lost)
+
+    @property
+    def model_flags(self) -> np.ndarray:
+        """Model mode/event flags (bits 0-7)."""
+        return self.flags & ((1 << SAFETY_FLAG_SHIFT) - 1)
+
+    @property
+    def safety_flags(self) -> np.ndarray:
+        """Safety interventions per tick: bit ``code`` set when event ``code`` acted."""
+        return self.flags >> SAFETY_FLAG_SHIFT
+
+    def events_named(self, name: str) -> list[SafetyEvent]:
+        """The logged events called ``name`` (see :data:`hapticam.render.layout.EVENT_NAMES`)."""
+        return [e for e in self.events if e.name == name]
+
+
+class TickReader:
+    """Copies the ticks a loop has written since the last read (for telemetry, recording, results).
+
+    Rows the loop overwrote before they were read (the ring is ``ring_capacity`` ticks long) are counted
+    in ``lost``, never returned half-written.
+    """
+
+    def __init__(self, loop: "ServoLoop", start: int | None = None) -> None:
+        self.loop = loop
+        self.next = int(loop.ctl[K_TICK]) if start is None else int(start)
+        self.lost = 0
+
+    def read(self) -> tuple[int, np.ndarray]:
+        """Return ``(first_tick, rows)`` of the new ticks (rows is ``(n, RING_COLS)``, a copy)."""
+        ring, ctl = self.loop.ring, self.loop.ctl
+        n = ring.shape[0]
+        head = int(ctl[K_TICK])
+        start = max(self.next, head - n)
+        self.lost += start - self.next
+        rows = ring[np.arange(start, head) % n]
+        overwritten = int(ctl[K_TICK]) - n - start  # rows the loop reached while we copied
+        if overwritten > 0:
+            rows = rows[overwritten:]
+            self.lost += overwritten
+            start += overwritten
+        self.next = head
+        return start, rows
+
+
+class ServoLoop:
+    """One servo loop rendering ``model`` on ``device`` (a :class:`SimulatedDevice`).
+
+    Parameters
+    ----------
+    model : Model
+        The model to render; swap it later with :meth:`load_model` or :meth:`set_parameter`.
+    device : SimulatedDevice
+        The device; its specification sets the safety limits.
+    config : LoopConfig
+        Rate (Hz, 100-10,000), filter cut-off, buffer sizes, proxy policy, scheduling.
+    safety : SafetyConfig
+        Safety-layer settings (defaults from the device specification).
+    kernels : ServoKernels, optional
+        Compiled servo from :func:`~hapticam.render.servo.build_servo`; default: the model kernels.
+    """
+
+    def __init__(self, model: Model | CompiledModel, device: SimulatedDevice, config: LoopConfig | None = None,
+                 safety: SafetyConfig | None = None, kernels: ServoKernels | None = None) -> None:
+        self.config = (config or LoopConfig()).checked()
+        self.safety = safety or SafetyConfig()
+        self.device = device
+        self.kernels = kernels or default_servo()
+        self.rate_hz = float(self.config.rate_hz)
+        self.dt_s = 1.0 / self.rate_hz
+        c = self.config
+        self.io = np.zeros(IO_SIZE)
+        self.cfg = np.zeros(CFG_SIZE)
+        self.ctl = np.zeros(CTL_SIZE, dtype=np.int64)
+        self.srv = np.zeros(SRV_SIZE)
+        self.pbuf = np.zeros((2, c.param_capacity))
+        self.sbuf = np.zeros((2, max(c.state_capacity, 1)))
+        self.ring = np.zeros((c.ring_capacity, RING_COLS))
+        self.events = np.zeros((c.event_capacity, 3))
+        self.hist = np.zeros(HIST_BINS + 1, dtype=np.int64)
+        self._ts = np.zeros(2, dtype=np.int64)
+        for arr in (self.pbuf, self.sbuf, self.ring, self.events, self.hist):
+            arr.fill(0)  # touch every page now, not as page faults inside the loop
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._thread_error: BaseException | None = None
+        self.scheduling = "n/a"
+        self.clock = "simulated"
+        self.model: Model | CompiledModel = model
+        self._fill_cfg()
+        self._install(model, int(self.ctl[K_SLOT]))
+        log_event(self.ctl, self.events, 0, EV_RAMP, 0.0)  # forces ramp in from t = 0
+
+    # -- setup ------------------------------------------------------------------------------------------
+    def _fill_cfg(self) -> None:
+        s = self.safety.resolved(self.device.spec)
+        cfg, c = self.cfg, self.config
+        cfg[C_DT] = self.dt_s
+        cfg[C_PERIOD_NS] = round(1e9 / self.rate_hz)
+        cfg[C_SPIN_NS] = c.spin_us * 1e3
+        cfg[C_MAX_TICKS] = -1
+        cfg[C_F_MAX] = s["max_force_N"]
+        cfg[C_DF_MAX] = s["max_force_rate_N_per_s"]
+        cfg[C_RAMP_S] = s["ramp_s"]
+        cfg[C_WS_LO] = s["workspace_lo_m"]
+        cfg[C_WS_HI] = s["workspace_hi_m"]
+        cfg[C_STALE_TICKS] = s["stale_ticks"]
+        cfg[C_OVERRUN_TICKS] = s["overrun_ticks"]
+        cfg[C_PASSIVITY] = s["passivity"]
+        cfg[C_ALPHA_MAX] = s["alpha_max_N_s_per_m"]
+        cfg[C_PO_VMIN] = s["po_vmin_mps"]
+        cfg[C_STOP_ON_NAN] = s["stop_on_nan"]
+        cfg[C_VEL_BETA] = velocity_beta(c.velocity_cutoff_hz, self.dt_s)
+
+    def _compiled(self, model: Model | CompiledModel) -> CompiledModel:
+        compiled = model.compile() if isinstance(model, Model) else model
+        if compiled.params.size > self.pbuf.shape[1]:
+            raise ControlError(f"model has {compiled.params.size} parameters; the loop holds at most "
+                               f"{self.pbuf.shape[1]} (raise LoopConfig.param_capacity)")
+        if compiled.state0.size > self.sbuf.shape[1]:
+            raise ControlError(f"model has {compiled.state0.size} state entries; the loop holds at most "
+                               f"{self.sbuf.shape[1]} (raise LoopConfig.state_capacity)")
+        return compiled
+
+    def _proxy_for(self, compiled: CompiledModel) -> tuple[float, float, float, int]:
+        """Proxy mass, coupling stiffness and damping, sub-steps for a model (see servo docstring)."""
+        proxy = self.config.proxy
+        if proxy == "off":
+            return 0.0, 0.0, 0.0, 1
+        m = model_inertia(self.kernels, compiled) if proxy == "auto" else float(proxy)
+        if not (m > MIN_PROXY_MASS_KG):
+            return 0.0, 0.0, 0.0, 1
+        spec = self.device.spec
+        kc = 0.5 * spec.max_stable_stiffness(self.rate_hz)        # half of K < 2 b / T
+        bc = min(0.5 * spec.damping_N_s_per_m, 2.0 * math.sqrt(kc * m))  # b > k_c T / 2 + b_c
+        k_model = model_stiffness(self.kernels, compiled, spec.workspace_m)
+        omega = math.sqrt((kc + k_model) / m)
+        n_sub = max(1, math.ceil(omega * self.dt_s / 0.5))          # h omega < 0.5 (margin 4 on 2)
+        return m, kc, bc, min(n_sub, 64)
+
+    def _install(self, model: Model | CompiledModel, slot: int) -> CompiledModel:
+        compiled = self._compiled(model)
+        m, kc, bc, n_sub = self._proxy_for(compiled)
+        self.pbuf[slot, :] = 0.0
+        self.pbuf[slot, :compiled.params.size] = compiled.params
+        self.sbuf[slot, :] = 0.0
+        self.sbuf[slot, :compiled.state0.size] = compiled.state0
+        self.ctl[K_PLEN0 + slot] = compiled.params.size
+        self.ctl[K_SLEN0 + slot] = compiled.state0.size
+        self.cfg[C_PROXY_M + slot] = m
+        self.cfg[C_PROXY_K + slot] = kc
+        self.cfg[C_PROXY_B + slot] = bc
+        self.cfg[C_PROXY_SUB + slot] = n_sub
+        return compiled
+
+    # -- model swap ---------------------------------------------------------------------------------------
+    def load_model(self, model: Model | CompiledModel, timeout_s: float = 2.0) -> None:
+        """Swap in ``model`` at the next tick boundary, with ramp-in (state starts fresh)."""
+        self._swap(model, SWAP_MODEL, timeout_s)
+
+    def set_parameter(self, path: str, value: Any, timeout_s: float = 2.0) -> Model:
+        """Set one parameter of the current model (``path`` into ``to_dict()``, dots and list indices,
+        e.g. ``"stiffness_N_per_m"`` or ``"components.1.k"``), validated; the model's state carries over
+        when its layout is unchanged. Returns the new model."""
+        if not isinstance(self.model, Model):
+            raise ControlError("set_param needs a model object, not a compiled model")
+        model = type(self.model).from_dict(_set_path(self.model.to_dict(), path, value))
+        old = self.model.compile()
+        new = model.compile()
+        same = old.params.size == new.params.size and old.state0.size == new.state0.size
+        self._swap(model, SWAP_PARAMS if same else SWAP_MODEL, timeout_s)
+        return model
+
+    def _swap(self, model: Model | CompiledModel, mode: int, timeout_s: float) -> None:
+        with self._lock:
+            deadline = time.monotonic() + timeout_s
+            while self.ctl[K_SWAP] != 0:
+                if not self.running:
+                    break
+                if time.monotonic() > deadline:
+                    raise ControlError("the loop did not pick up the previous model swap")
+                time.sleep(self.dt_s)
+            slot = 1 - int(self.ctl[K_SLOT])
+            self._install(model, slot)
+            self.model = model
+            self.ctl[K_SWAP] = mode
+
+    # -- running ------------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """True while the real-time thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def ticks(self) -> int:
+        """Ticks completed so far."""
+        return int(self.ctl[K_TICK])
+
+    def request_stop(self) -> None:
+        """Ask the loop to stop at the next tick (safe from any thread)."""
+        self.ctl[K_STOP] = 1
+
+    def run_simulated(self, duration_s: float | None = None, n_ticks: int | None = None,
+                      on_ticks: Callable[[int, np.ndarray], None] | None = None) -> RenderResult:
+        """Run on the simulated clock on this thread for ``duration_s`` (or ``n_ticks``); return all ticks.
+
+        ``on_ticks(first_tick, rows)`` is called with each chunk of new rows (recording, telemetry)."""
+        if n_ticks is None:
+            if duration_s is None:
+                raise UsageError("run_simulated needs duration_s or n_ticks")
+            n_ticks = int(round(duration_s * self.rate_hz))
+        self.clock = "simulated"
+        dev, utab, rng = self.device.servo_binding()
+        reader = TickReader(self)
+        chunk = max(1, self.ring.shape[0] // 2)
+        parts = []
+        remaining = n_ticks
+        while remaining > 0 and self.ctl[K_STOP] == 0:
+            ran = self.kernels.run_sim(min(chunk, remaining), self.io, self.cfg, self.ctl, self.srv, self.pbuf,
+                                       self.sbuf, self.ring, self.events, dev, utab, rng)
+            remaining -= ran
+            first, rows = reader.read()
+            parts.append(rows)
+            if on_ticks is not None and rows.size:
+                on_ticks(first, rows)
+            if ran == 0:
+                break
+        rows = np.concatenate(parts) if parts else np.zeros((0, RING_COLS))
+        return RenderResult.from_rows(rows, self.stats(), self.all_events(), reader.lost)
+
+    def start(self, duration_s: float | None = None, startup_timeout_s: float = 120.0) -> None:
+        """Start the real-time loop thread (``duration_s``: stop by itself after that long)."""
+        if self.running:
+            raise RenderError("the loop is already running")
+        self.clock = "real-time"
+        self.cfg[C_MAX_TICKS] = -1 if duration_s is None else self.ticks + int(round(duration_s * self.rate_hz))
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._thread_main, name="hapticam-servo", daemon=True)
+        self._thread.start()
+        if not self._started.wait(startup_timeout_s):
+            raise RenderError("the servo thread did not start")
+        while self.ctl[K_RUNNING] == 0 and self._thread.is_alive():
+            time.sleep(1e-3)  # compiling on first use; the first deadline is set after
+
+    def _thread_main(self) -> None:
+        if self.config.realtime:
+            self.scheduling = request_realtime(self.config.priority)
+            if self.scheduling != "SCHED_FIFO":
+                warnings.warn(f"servo thread runs without real-time scheduling ({self.scheduling})",
+                              RuntimeWarning, stacklevel=1)
+        else:
+            self.scheduling = "SCHED_OTHER: not requested"
+        self._started.set()
+        dev, utab, rng = self.device.servo_binding()
+        try:
+            self.kernels.run_timed(self.io, self.cfg, self.ctl, self.srv, self.pbuf, self.sbuf, self.ring,
+                                   self.events, self.hist, dev, utab, rng, self._ts)
+        except BaseException as exc:  # a compile error must not leave the caller waiting
+            self._thread_error = exc
+            self.ctl[K_STOP] = 1
+            self.ctl[K_RUNNING] = 0
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Wait for the real-time thread to end; True if it has."""
+        if self._thread is None:
+            return True
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    def stop(self, timeout_s: float = 5.0) -> LoopStats:
+        """Stop the loop (zero force) and return its statistics; re-raise a thread error as RenderError."""
+        self.request_stop()
+        if self._thread is not None and not self.wait(timeout_s):
+            raise RenderError("the servo thread did not stop")
+        if self._thread_error is not None:
+            raise RenderError(f"servo thread failed: {self._thread_error}") from self._thread_error
+        return self.stats()
+
+    # -- reports ------------------------------------------------------------------------------------------
+    def stats(self) -> LoopStats:
+        """Statistics so far (timing only for real-time runs)."""
+        return loop_stats(self.ctl, self.hist, self.rate_hz, self.clock, self.scheduling)
+
+    def all_events(self) -> list[SafetyEvent]:
+        """Every event still in the event ring."""
+        return read_events(self.ctl, self.events)[0]
+
+
+def _set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    if not isinstance(path, str) or not path:
+        raise ControlError("set_param: 'name' must be a non-empty string")
+    node: Any = data
+    keys = path.split(".")
+    for i, key in enumerate(keys):
+        last = i == len(keys) - 1
+        if isinstance(node, list):
+            try:
+                idx = int(key)
+                node[idx]
+            except (ValueError, IndexError):
+                raise ControlError(f"set_param: no element {key!r} in {'.'.join(keys[:i]) or 'model'}") from None
+            if last:
+                node[idx] = value
+            else:
+                node = node[idx]
+        elif isinstance(node, dict):
+            if key not in node:
+                raise ControlError(f"set_param: model has no parameter {'.'.join(keys[:i + 1])!r}")
+            if last:
+                node[key] = value
+            else:
+                node = node[key]
+        else:
+            raise ControlError(f"set_param: {'.'.join(keys[:i])!r} is not a group of parameters")
+    return data
+
+
+def model_inertia(kernels: ServoKernels, compiled: CompiledModel, x_m: float = 0.0) -> float:
+    """The model's inertia at ``x_m``: ``F(x, 0, 1) - F(x, 0, 0)`` (kg), on copies of the state."""
+    f1 = kernels.force_fn(compiled.params, compiled.reset_state(), x_m, 0.0, 1.0, 1e-3)
+    f0 = kernels.force_fn(compiled.params, compiled.reset_state(), x_m, 0.0, 0.0, 1e-3)
+    m = float(f1 - f0)
+    return m if math.isfinite(m) else 0.0
+
+
+def model_stiffness(kernels: ServoKernels, compiled: CompiledModel, workspace_m: Sequence[float],
+                    n: int = 256) -> float:
+    """Largest static stiffness ``|dF/dx|`` (N/m) of the model over the workspace (finite differences of
+    single evaluations at rest, each on a fresh state)."""
+    xs = np.linspace(workspace_m[0], workspace_m[1], n)
+    f = np.array([kernels.force_fn(compiled.params, compiled.reset_state(), float(x), 0.0, 0.0, 1e-3)
+                  for x in xs])
+    f = f[np.isfinite(f)] if np.all(np.isfinite(f)) else np.nan_to_num(f)
+    return float(np.max(np.abs(np.diff(f)) / (xs[1] - xs[0]))) if f.size > 1 else 0.0
+
+
+def run_simulated(model: Model | CompiledModel, device: SimulatedDevice | SimParams | None = None,
+                  user: User | str | tuple[np.ndarray, np.ndarray] | None = "press", rate_hz: float = 1000.0,
+                  duration_s: float | None = None, *, safety: SafetyConfig | None = None,
+                  config: LoopConfig | None = None, seed: int = 0, kernels: ServoKernels | None = None
+                  ) -> RenderResult:
+    """Render ``model`` on the simulated device on a simulated clock and return every tick.
+
+    ``user`` is a :class:`~hapticam.devices.users.User`, one of ``"press"``, ``"sine"``, ``"sweep"``,
+    ``"finger"``, or a position trajectory ``(t_s, x_m)`` the handle is driven along (interpolated
+    linearly, through the stiff scripted-user spring). ``duration_s`` defaults to the user's duration.
+    """
+    if isinstance(user, tuple):
+        user = position_user(user[0], user[1])
+    elif isinstance(user, str):
+        user = make_user(user, duration_s or 1.0)
+    if isinstance(device, SimulatedDevice):
+        device.set_user(user)
+        dev = device
+    else:
+        dev = SimulatedDevice(device, user=user, seed=seed)
+    if duration_s is None:
+        duration_s = user.duration_s if user is not None else 1.0
+    cfg = config or LoopConfig()
+    if cfg.rate_hz != rate_hz:
+        cfg = LoopConfig(**{**cfg.__dict__, "rate_hz": float(rate_hz)})
+    loop = ServoLoop(model, dev, cfg, safety, kernels)
+    return loop.run_simulated(duration_s)

@@ -1,0 +1,158 @@
+"""The safety layer: always on, compiled into every servo tick.
+
+Applied in this order to the model force ``F_cmd`` each tick (:func:`safety_filter`):
+
+1. NaN/inf guard: a non-finite force (or position/velocity) zeroes the output and stops the loop.
+2. Workspace limit: outside the device workspace the force is zeroed.
+3. Watchdog: stale device data (no fresh sample for ``stale_ticks``) or ``overrun_ticks`` consecutive
+   overrunning ticks zero the force; when the condition clears, forces ramp in again.
+4. Passivity controller (optional; Hannaford & Ryu 2002): the observer integrates the energy that
+   flowed into the rendered object, ``W(n) = W(n-1) + F(n) v(n) T``; when ``W < 0`` the object has
+   generated energy and the controller adds damping ``alpha = -W / (T v^2)`` (bounded by
+   ``alpha_max``), so ``F <- F + alpha v`` dissipates exactly the deficit.
+5. Ramp-in: ``F <- r F`` with ``r = min(1, (t - t_0) / ramp_s)`` after start, a model swap or a watchdog
+   recovery (as OpenHaptics' force ramping and CHAI3D's force rise).
+6. Saturation ``|F| <= F_max`` and rate limit ``|F(n) - F(n-1)| <= R T`` from the device specification.
+   Zeroing by steps 1-3 bypasses the rate limit: a fault cuts the force at once.
+
+Every tick an intervention acts is counted (``ctl[K_COUNT0 + code]``); the tick at which each episode
+of an intervention starts is logged to the event ring with a value (the model force, or the position).
+Because of the PO's sum, energy stored in a model before a swap carries over as credit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from numba import njit
+
+from hapticam.devices.base import DeviceSpec
+from hapticam.render.layout import (C_ALPHA_MAX, C_DF_MAX, C_DT, C_F_MAX, C_OVERRUN_TICKS, C_PASSIVITY,
+                                    C_PO_VMIN, C_RAMP_S, C_STOP_ON_NAN, C_WS_HI, C_WS_LO, EV_NAN,
+                                    EV_OVERRUN, EV_PASSIVITY, EV_RAMP, EV_RATE, EV_SATURATION, EV_STALE,
+                                    EV_WORKSPACE, K_ACTIVE, K_COUNT0, K_EV_HEAD, K_FAULT, K_MISS_RUN, K_STOP,
+                                    N_EVENTS, S_ALPHA, S_ENERGY, S_F_PREV, S_RAMP_T0, S_ZEROED)
+
+
+@dataclass(frozen=True)
+class SafetyConfig:
+    """Safety-layer settings; ``None`` fields take the device specification's value.
+
+    ``alpha_max_N_s_per_m`` bounds the passivity controller's damping: a sampled damper ``B`` is itself
+    passive only while ``b > K T / 2 + |B|`` (Colgate & Schenkel), so the default allows a few times
+    the device damping, which with the handle's and the user's own damping is still well inside what
+    a 1 kHz loop renders.
+    """
+
+    max_force_N: float | None = None
+    max_force_rate_N_per_s: float | None = None
+    ramp_s: float = 0.1
+    workspace_m: tuple[float, float] | None = None
+    stale_ticks: int = 3
+    overrun_ticks: int = 5
+    passivity: bool = False
+    alpha_max_N_s_per_m: float | None = None
+    po_vmin_mps: float = 1e-4
+    stop_on_nan: bool = True
+
+    def resolved(self, spec: DeviceSpec) -> dict[str, float]:
+        """Numbers for the loop's ``cfg`` array, with device defaults filled in and bounded by the spec."""
+        fmax = spec.max_force_N if self.max_force_N is None else min(self.max_force_N, spec.max_force_N)
+        rate = (spec.max_force_rate_N_per_s if self.max_force_rate_N_per_s is None
+                else min(self.max_force_rate_N_per_s, spec.max_force_rate_N_per_s))
+        lo, hi = spec.workspace_m if self.workspace_m is None else self.workspace_m
+        lo, hi = max(lo, spec.workspace_m[0]), min(hi, spec.workspace_m[1])
+        amax = (5.0 * spec.damping_N_s_per_m if self.alpha_max_N_s_per_m is None
+                else self.alpha_max_N_s_per_m)
+        return {"max_force_N": fmax, "max_force_rate_N_per_s": rate, "ramp_s": self.ramp_s,
+                "workspace_lo_m": lo, "workspace_hi_m": hi, "stale_ticks": float(self.stale_ticks),
+                "overrun_ticks": float(self.overrun_ticks), "passivity": 1.0 if self.passivity else 0.0,
+                "alpha_max_N_s_per_m": amax, "po_vmin_mps": self.po_vmin_mps,
+                "stop_on_nan": 1.0 if self.stop_on_nan else 0.0}
+
+
+@njit(cache=True, nogil=True)
+def log_event(ctl, events, tick, code, value):
+    """Append ``(tick, code, value)`` to the event ring (oldest entries overwritten when full)."""
+    i = ctl[K_EV_HEAD]
+    row = i % events.shape[0]
+    events[row, 0] = tick
+    events[row, 1] = code
+    events[row, 2] = value
+    ctl[K_EV_HEAD] = i + 1
+
+
+@njit(cache=True, nogil=True)
+def start_ramp(tick, t, ctl, srv, events):
+    """Restart the ramp-in at time ``t`` and log it."""
+    srv[S_RAMP_T0] = t
+    log_event(ctl, events, tick, EV_RAMP, t)
+
+
+@njit(cache=True, nogil=True)
+def safety_filter(tick, t, x, v, f_cmd, stale, cfg, ctl, srv, events):
+    """Return ``(force_out, mask)``: the model force ``f_cmd`` (N) after the safety layer, and the bit
+    mask ``1 << code`` of the interventions that acted this tick. See the module docstring."""
+    dt = cfg[C_DT]
+    mask = 0
+    f = f_cmd
+    zero = False
+    if not (math.isfinite(f) and math.isfinite(x) and math.isfinite(v)):
+        mask |= 1 << EV_NAN
+        zero = True
+        if cfg[C_STOP_ON_NAN] > 0.0:
+            ctl[K_FAULT] = EV_NAN
+            ctl[K_STOP] = 1
+    if not (x >= cfg[C_WS_LO] and x <= cfg[C_WS_HI]):
+        mask |= 1 << EV_WORKSPACE
+        zero = True
+    if stale:
+        mask |= 1 << EV_STALE
+        zero = True
+    if ctl[K_MISS_RUN] >= cfg[C_OVERRUN_TICKS]:
+        mask |= 1 << EV_OVERRUN
+        zero = True
+    if zero:
+        f = 0.0
+        srv[S_ZEROED] = 1.0
+    else:
+        if srv[S_ZEROED] > 0.0:
+            srv[S_ZEROED] = 0.0
+            start_ramp(tick, t, ctl, srv, events)
+        if cfg[C_PASSIVITY] > 0.0:
+            w = srv[S_ENERGY] + f * v * dt               # W(n) = W(n-1) + f(n) v(n) T  (Hannaford & Ryu 2002)
+            alpha = 0.0
+            if w < 0.0 and abs(v) > cfg[C_PO_VMIN]:
+                alpha = min(-w / (dt * v * v), cfg[C_ALPHA_MAX])  # alpha(n) = -W(n) / (T v(n)^2)
+                f += alpha * v                           # f(n) <- f(n) + alpha(n) v(n)
+                mask |= 1 << EV_PASSIVITY
+            srv[S_ALPHA] = alpha
+        ramp_s = cfg[C_RAMP_S]
+        if ramp_s > 0.0:
+            r = (t - srv[S_RAMP_T0]) / ramp_s            # r = min(1, (t - t0) / T_ramp)
+            if r < 1.0:
+                f *= max(r, 0.0)
+        fmax = cfg[C_F_MAX]
+        if abs(f) > fmax:
+            f = math.copysign(fmax, f)
+            mask |= 1 << EV_SATURATION
+        lim = cfg[C_DF_MAX] * dt                         # |F(n) - F(n-1)| <= R T
+        df = f - srv[S_F_PREV]
+        if df > lim:
+            f = srv[S_F_PREV] + lim
+            mask |= 1 << EV_RATE
+        elif df < -lim:
+            f = srv[S_F_PREV] - lim
+            mask |= 1 << EV_RATE
+    srv[S_ENERGY] += f * v * dt                          # observer on the force actually output
+    srv[S_F_PREV] = f
+    prev = ctl[K_ACTIVE]
+    for code in range(1, N_EVENTS):
+        bit = 1 << code
+        if mask & bit:
+            ctl[K_COUNT0 + code] += 1
+            if not (prev & bit):
+                log_event(ctl, events, tick, code, x if code == EV_WORKSPACE else f_cmd)
+    ctl[K_ACTIVE] = mask
+    return f, mask

@@ -1,0 +1,295 @@
+"""The compiled servo step and the two ways to drive it.
+
+:func:`build_servo` compiles, for one pair of model kernels ``force_fn(params, state, x, v, a, dt)`` and
+``flags_fn(params, state)`` (by default :func:`hapticam.models.kernels.model_force` and
+:func:`~hapticam.models.kernels.model_flags`), three entry points that share one tick:
+
+- ``run_timed``: our own timed loop on a dedicated (nogil) thread for polled devices: sleep until
+  ``spin_ns`` before each deadline with ``clock_nanosleep``, spin on ``clock_gettime`` to the deadline,
+  tick; count every overrun and keep a lateness histogram.
+- ``run_sim``: the same tick on a simulated clock (no waiting), for tests, verification and the demo.
+- ``make_callback()``: the tick as a numba ``cfunc`` with the C signature ``int cb(void *data)`` of
+  OpenHaptics' ``HDSchedulerCallback``, for a device whose own scheduler calls us each tick; it returns
+  1 (``HD_CALLBACK_CONTINUE``) until the stop flag is set, then 0 (``HD_CALLBACK_DONE``).
+
+One tick (``step``): pick up a pending model swap, read the I/O block, estimate velocity if the device
+does not measure it, evaluate the model (directly, or through the virtual-coupling proxy), apply the
+safety layer, write the force, append the tick to the ring.
+
+Velocity estimate (when the device gives none): backward difference through a first-order low-pass,
+``v(n) = v(n-1) + beta ((x(n) - x(n-1)) / T - v(n-1))``, ``beta = 1 - exp(-2 pi f_c T)``, with cut-off
+``f_c`` (default 200 Hz, about 0.8 ms group delay); the rate-independent cut-off keeps behaviour the
+same at 100 Hz-10 kHz.
+
+Mass terms (virtual coupling; Colgate, Stanley & Brown 1995; Adams & Hannaford 1999): the model's
+inertia is never rendered by differentiating the measured position twice. The kernels are evaluated
+with ``a = 0``; when the model has inertia ``m`` the loop simulates a proxy of that mass, coupled to
+the handle by a spring-damper ``(k_c, b_c)``::
+
+    F_c = k_c (x - x_p) + b_c (v - v_p)        coupling force (rendered: the user feels the proxy)
+    m a_p = F_c - F_model(x_p, v_p, 0)         proxy dynamics, semi-implicit Euler, n_sub sub-steps
+
+so at frequencies below the coupling's ``sqrt(k_c / m)`` the user feels ``m a + F_model``. Stability
+limits: the coupling is itself a virtual spring-damper on the device, so ``k_c`` must satisfy
+Colgate & Schenkel's ``b > k_c T / 2 + b_c`` (the loop uses half the device's passive bound and
+``b_c`` below the device damping); the proxy's explicit sub-steps need ``h sqrt((k_c + k_model)/m) < 2``
+(the loop picks ``n_sub`` for a margin of 4). Model inertia is taken as constant (its value at the
+rest position); the rendered inertia rolls off above the coupling frequency.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+from numba import carray, cfunc, njit, types
+from numba.extending import intrinsic
+
+from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_FORCE_CMD, IO_HAS_V, IO_SEQ, IO_V,
+                                   IO_X)
+from hapticam.devices.sim import sim_advance, sim_sense
+from hapticam.render.clock import now_ns, wait_until_ns
+from hapticam.render.layout import (C_DT, C_MAX_TICKS, C_PERIOD_NS, C_PROXY_B, C_PROXY_K, C_PROXY_M,
+                                    C_PROXY_SUB, C_SPIN_NS, C_STALE_TICKS, C_VEL_BETA, EV_SET_PARAM,
+                                    EV_STOP, EV_SWAP, HIST_BIN_NS, HIST_BINS, K_FAULT, K_LATE_MAX_NS,
+                                    K_LATE_SUM_NS, K_MISS_RUN, K_MISSES, K_NEXT_DEADLINE, K_RUNNING,
+                                    K_SKIPPED, K_SLEN0, K_SLOT, K_STALE_RUN, K_STOP, K_SWAP, K_T_FIRST_NS,
+                                    K_T_LAST_NS, K_TICK, R_AUX0, R_AUX1, R_F, R_FCMD, R_FLAGS, R_LATE, R_T,
+                                    R_V, R_X, RING_COLS, S_HAVE_PREV, S_LAST_SEQ, S_V, S_VP, S_X_PREV, S_XP,
+                                    SAFETY_FLAG_SHIFT, SWAP_MODEL, SWAP_PARAMS)
+from hapticam.render.safety import log_event, safety_filter, start_ramp
+
+HD_CALLBACK_DONE = 0
+HD_CALLBACK_CONTINUE = 1
+
+#: Order of the array addresses in the callback's data table (see ``callback_table``).
+CB_IO, CB_CFG, CB_CTL, CB_SRV, CB_PBUF, CB_SBUF, CB_RING, CB_EVENTS = range(8)
+CB_PCAP, CB_SCAP, CB_RING_N, CB_EV_N, CB_IO_N, CB_CFG_N, CB_CTL_N, CB_SRV_N = range(8, 16)
+CB_TABLE_SIZE = 16
+
+
+@intrinsic
+def _as_f64_ptr(typingctx, addr):
+    """Reinterpret an int64 address as ``double *`` (for ``carray`` in the callback)."""
+    sig = types.CPointer(types.float64)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.float64)))
+    return sig, codegen
+
+
+@intrinsic
+def _as_i64_ptr(typingctx, addr):
+    """Reinterpret an int64 address as ``int64_t *``."""
+    sig = types.CPointer(types.int64)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.int64)))
+    return sig, codegen
+
+
+class ServoKernels(NamedTuple):
+    """The compiled entry points for one pair of model kernels (see module docstring)."""
+
+    force_fn: Callable
+    flags_fn: Callable
+    step: Callable
+    run_sim: Callable
+    run_timed: Callable
+    make_callback: Callable
+
+
+def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
+    """Compile the servo step and its drivers around ``force_fn``/``flags_fn`` (numba kernels with the
+    signatures of :func:`hapticam.models.kernels.model_force` and ``model_flags``)."""
+
+    @njit(cache=True, nogil=True)
+    def step(k, late_us, io, cfg, ctl, srv, pbuf, sbuf, ring, events):
+        dt = cfg[C_DT]
+        t = k * dt
+        # model swap at the tick boundary (the control thread filled the inactive slot)
+        sw = ctl[K_SWAP]
+        if sw != 0:
+            old = ctl[K_SLOT]
+            new = 1 - old
+            if sw == SWAP_PARAMS:
+                for i in range(ctl[K_SLEN0 + old]):
+                    sbuf[new, i] = sbuf[old, i]
+                log_event(ctl, events, k, EV_SET_PARAM, t)
+            else:
+                log_event(ctl, events, k, EV_SWAP, t)
+                start_ramp(k, t, ctl, srv, events)
+                srv[S_XP] = io[IO_X]                       # a new proxy starts at the handle
+                srv[S_VP] = srv[S_V]
+            ctl[K_SLOT] = new
+            ctl[K_SWAP] = 0
+        slot = ctl[K_SLOT]
+        p = pbuf[slot]
+        s = sbuf[slot]
+        # device read: staleness and velocity
+        x = io[IO_X]
+        seq = io[IO_SEQ]
+        if srv[S_HAVE_PREV] > 0.0 and seq == srv[S_LAST_SEQ]:
+            ctl[K_STALE_RUN] += 1
+        else:
+            ctl[K_STALE_RUN] = 0
+        srv[S_LAST_SEQ] = seq
+        stale = ctl[K_STALE_RUN] >= cfg[C_STALE_TICKS]
+        if io[IO_HAS_V] > 0.0:
+            v = io[IO_V]
+        elif srv[S_HAVE_PREV] > 0.0:
+            v_raw = (x - srv[S_X_PREV]) / dt
+            v = srv[S_V] + cfg[C_VEL_BETA] * (v_raw - srv[S_V])  # v(n) = v(n-1) + beta (dx/T - v(n-1))
+        else:
+            v = 0.0
+            srv[S_XP] = x
+            srv[S_VP] = 0.0
+        srv[S_V] = v
+        srv[S_X_PREV] = x
+        srv[S_HAVE_PREV] = 1.0
+        # model force
+        m = cfg[C_PROXY_M + slot]
+        if m > 0.0:
+            kc = cfg[C_PROXY_K + slot]
+            bc = cfg[C_PROXY_B + slot]
+            n_sub = int(cfg[C_PROXY_SUB + slot])
+            h = dt / n_sub
+            xp = srv[S_XP]
+            vp = srv[S_VP]
+            f_cmd = 0.0
+            for _ in range(n_sub):
+                f_cmd = kc * (x - xp) + bc * (v - vp)          # F_c = k_c (x - x_p) + b_c (v - v_p)
+                ap = (f_cmd - force_fn(p, s, xp, vp, 0.0, h)) / m  # m a_p = F_c - F_model(x_p, v_p, 0)
+                vp += ap * h
+                xp += vp * h
+            srv[S_XP] = xp
+            srv[S_VP] = vp
+        else:
+            f_cmd = force_fn(p, s, x, v, 0.0, dt)
+        flags = flags_fn(p, s)
+        f, mask = safety_filter(k, t, x, v, f_cmd, stale, cfg, ctl, srv, events)
+        io[IO_FORCE] = f
+        io[IO_FORCE_CMD] = f_cmd
+        row = k % ring.shape[0]
+        ring[row, R_T] = t
+        ring[row, R_X] = x
+        ring[row, R_V] = v
+        ring[row, R_FCMD] = f_cmd
+        ring[row, R_F] = f
+        ring[row, R_FLAGS] = flags | (mask << SAFETY_FLAG_SHIFT)
+        ring[row, R_LATE] = late_us
+        ring[row, R_AUX0] = io[IO_AUX0]
+        ring[row, R_AUX1] = io[IO_AUX1]
+        ctl[K_TICK] = k + 1
+
+    @njit(cache=True, nogil=True)
+    def finish(k, io, ctl, events):
+        io[IO_FORCE] = 0.0
+        log_event(ctl, events, k, EV_STOP, ctl[K_FAULT])
+        ctl[K_RUNNING] = 0
+
+    @njit(cache=True, nogil=True)
+    def run_sim(n_ticks, io, cfg, ctl, srv, pbuf, sbuf, ring, events, dev, utab, rng):
+        """Run up to ``n_ticks`` ticks on the simulated clock; return the ticks run."""
+        dt = cfg[C_DT]
+        k = ctl[K_TICK]
+        end = k + n_ticks
+        ctl[K_RUNNING] = 1
+        while k < end and ctl[K_STOP] == 0:
+            sim_sense(dev, rng, io)
+            step(k, 0.0, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
+            sim_advance(dev, utab, io[IO_FORCE], dt)
+            k += 1
+        if ctl[K_STOP] != 0:
+            finish(k, io, ctl, events)
+        else:
+            ctl[K_RUNNING] = 0
+        return n_ticks - (end - k)
+
+    @njit(cache=True, nogil=True)
+    def run_timed(io, cfg, ctl, srv, pbuf, sbuf, ring, events, hist, dev, utab, rng, ts):
+        """Run in real time until ``ctl[K_STOP]`` is set or ``cfg[C_MAX_TICKS]`` ticks have run."""
+        dt = cfg[C_DT]
+        period = int(cfg[C_PERIOD_NS])
+        spin = int(cfg[C_SPIN_NS])
+        max_ticks = int(cfg[C_MAX_TICKS])
+        k = ctl[K_TICK]
+        ctl[K_RUNNING] = 1
+        deadline = now_ns(ts) + period
+        ctl[K_T_FIRST_NS] = deadline
+        while ctl[K_STOP] == 0 and (max_ticks < 0 or k < max_ticks):
+            ctl[K_NEXT_DEADLINE] = deadline
+            t_start = wait_until_ns(ts, deadline, spin)
+            late = t_start - deadline
+            b = late // HIST_BIN_NS
+            hist[min(b, HIST_BINS)] += 1
+            ctl[K_LATE_SUM_NS] += late
+            if late > ctl[K_LATE_MAX_NS]:
+                ctl[K_LATE_MAX_NS] = late
+            ctl[K_T_LAST_NS] = t_start
+            sim_sense(dev, rng, io)
+            step(k, late * 1e-3, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
+            sim_advance(dev, utab, io[IO_FORCE], dt)
+            k += 1
+            deadline += period
+            t_end = now_ns(ts)
+            if t_end > deadline:                    # the tick ran past its period: a missed deadline
+                ctl[K_MISSES] += 1
+                ctl[K_MISS_RUN] += 1
+                lost = (t_end - deadline) // period  # whole periods already gone are skipped
+                if lost > 0:
+                    ctl[K_MISSES] += lost
+                    ctl[K_SKIPPED] += lost
+                    deadline += lost * period
+            else:
+                ctl[K_MISS_RUN] = 0
+        sim_advance(dev, utab, 0.0, 0.0)
+        finish(k, io, ctl, events)
+        return k
+
+    def make_callback():
+        """Compile the tick as a C callback ``int cb(int64_t *table)`` (see ``callback_table``)."""
+
+        @cfunc(types.int32(types.CPointer(types.int64)), nopython=True, nogil=True, cache=True)
+        def servo_callback(table):
+            tab = carray(table, (CB_TABLE_SIZE,))
+            io = carray(_as_f64_ptr(tab[CB_IO]), (tab[CB_IO_N],))
+            cfg = carray(_as_f64_ptr(tab[CB_CFG]), (tab[CB_CFG_N],))
+            ctl = carray(_as_i64_ptr(tab[CB_CTL]), (tab[CB_CTL_N],))
+            srv = carray(_as_f64_ptr(tab[CB_SRV]), (tab[CB_SRV_N],))
+            pbuf = carray(_as_f64_ptr(tab[CB_PBUF]), (2, tab[CB_PCAP]))
+            sbuf = carray(_as_f64_ptr(tab[CB_SBUF]), (2, tab[CB_SCAP]))
+            ring = carray(_as_f64_ptr(tab[CB_RING]), (tab[CB_RING_N], RING_COLS))
+            events = carray(_as_f64_ptr(tab[CB_EVENTS]), (tab[CB_EV_N], 3))
+            if ctl[K_STOP] != 0:
+                if ctl[K_RUNNING] != 0:
+                    finish(ctl[K_TICK], io, ctl, events)
+                return HD_CALLBACK_DONE
+            ctl[K_RUNNING] = 1
+            step(ctl[K_TICK], 0.0, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
+            if ctl[K_STOP] != 0:
+                finish(ctl[K_TICK], io, ctl, events)
+                return HD_CALLBACK_DONE
+            return HD_CALLBACK_CONTINUE
+
+        return servo_callback
+
+    return ServoKernels(force_fn, flags_fn, step, run_sim, run_timed, make_callback)
+
+
+def velocity_beta(cutoff_hz: float, dt_s: float) -> float:
+    """Gain of the velocity low-pass: ``beta = 1 - exp(-2 pi f_c T)``."""
+    return 1.0 - math.exp(-2.0 * math.pi * cutoff_hz * dt_s)
+
+
+_DEFAULT: ServoKernels | None = None
+
+
+def default_servo() -> ServoKernels:
+    """The servo compiled around :mod:`hapticam.models.kernels` (built once per process)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        from hapticam.models.kernels import model_flags, model_force
+
+        _DEFAULT = build_servo(model_force, model_flags)
+    return _DEFAULT

@@ -1,0 +1,108 @@
+"""Loop statistics and safety events, read from the loop's shared arrays after (or during) a run."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hapticam.render.layout import (EVENT_NAMES, HIST_BIN_NS, INTERVENTIONS, K_COUNT0, K_EV_HEAD, K_FAULT,
+                                    K_LATE_MAX_NS, K_MISSES, K_SKIPPED, K_T_FIRST_NS, K_T_LAST_NS, K_TICK)
+
+
+@dataclass(frozen=True)
+class SafetyEvent:
+    """One logged event: the tick it happened at, its name and a value (force in N, or position in m
+    for workspace events, or time in s for ramps and swaps)."""
+
+    tick: int
+    name: str
+    value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tick": self.tick, "event": self.name, "value": self.value}
+
+
+@dataclass
+class LoopStats:
+    """What a run did: ticks, timing (lateness of tick starts against their deadlines, in us), deadline
+    misses, safety interventions (ticks each acted) and the fault that stopped the loop, if any."""
+
+    ticks: int
+    rate_hz: float
+    clock: str
+    scheduling: str = "n/a"
+    mean_period_us: float = float("nan")
+    lateness_mean_us: float = 0.0
+    lateness_p50_us: float = 0.0
+    lateness_p99_us: float = 0.0
+    lateness_p999_us: float = 0.0
+    lateness_max_us: float = 0.0
+    misses: int = 0
+    skipped: int = 0
+    interventions: dict[str, int] = field(default_factory=dict)
+    fault: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        """Multi-line human-readable report."""
+        lines = [f"ticks {self.ticks} at {self.rate_hz:g} Hz ({self.clock} clock, scheduling {self.scheduling})"]
+        if self.clock == "real-time":
+            lines.append(f"period mean {self.mean_period_us:.2f} us; lateness us: mean {self.lateness_mean_us:.2f} "
+                         f"p50 {self.lateness_p50_us:.2f} p99 {self.lateness_p99_us:.2f} "
+                         f"p99.9 {self.lateness_p999_us:.2f} max {self.lateness_max_us:.2f}")
+            lines.append(f"missed deadlines {self.misses} ({self.skipped} periods skipped)")
+        acted = {k: v for k, v in self.interventions.items() if v}
+        lines.append("safety interventions (ticks): " +
+                     (", ".join(f"{k} {v}" for k, v in acted.items()) if acted else "none"))
+        if self.fault:
+            lines.append(f"FAULT: {self.fault}")
+        return "\n".join(lines)
+
+
+def hist_percentile_us(hist: np.ndarray, q: float) -> float:
+    """The ``q`` quantile (0-1) of the lateness histogram, in us (upper edge of the bin reached)."""
+    total = int(hist.sum())
+    if total == 0:
+        return 0.0
+    target = q * total
+    idx = int(np.searchsorted(np.cumsum(hist), target, side="left"))
+    return (idx + 1) * HIST_BIN_NS * 1e-3
+
+
+def read_events(ctl: np.ndarray, events: np.ndarray, start: int = 0) -> tuple[list[SafetyEvent], int]:
+    """Events logged since index ``start``; returns ``(events, next_start)`` (entries overwritten by a full
+    ring are skipped)."""
+    head = int(ctl[K_EV_HEAD])
+    start = max(start, head - events.shape[0])
+    out = []
+    for i in range(start, head):
+        tick, code, value = events[i % events.shape[0]]
+        out.append(SafetyEvent(int(tick), EVENT_NAMES.get(int(code), f"code-{int(code)}"), float(value)))
+    return out, head
+
+
+def loop_stats(ctl: np.ndarray, hist: np.ndarray | None, rate_hz: float, clock: str,
+               scheduling: str = "n/a") -> LoopStats:
+    """Build :class:`LoopStats` from the loop's ``ctl`` counters and lateness histogram."""
+    ticks = int(ctl[K_TICK])
+    inter = {EVENT_NAMES[c]: int(ctl[K_COUNT0 + c]) for c in INTERVENTIONS}
+    fault = EVENT_NAMES.get(int(ctl[K_FAULT])) if int(ctl[K_FAULT]) else None
+    st = LoopStats(ticks=ticks, rate_hz=rate_hz, clock=clock, scheduling=scheduling, interventions=inter,
+                   fault=fault)
+    if hist is not None and clock == "real-time" and hist.sum() > 0:
+        n = int(hist.sum())
+        span = int(ctl[K_T_LAST_NS]) - int(ctl[K_T_FIRST_NS])
+        st.mean_period_us = span / max(n - 1, 1) * 1e-3
+        centres = (np.arange(hist.size) + 0.5) * HIST_BIN_NS * 1e-3
+        st.lateness_mean_us = float((hist * centres).sum() / n)
+        st.lateness_p50_us = hist_percentile_us(hist, 0.50)
+        st.lateness_p99_us = hist_percentile_us(hist, 0.99)
+        st.lateness_p999_us = hist_percentile_us(hist, 0.999)
+        st.lateness_max_us = int(ctl[K_LATE_MAX_NS]) * 1e-3
+        st.misses = int(ctl[K_MISSES])
+        st.skipped = int(ctl[K_SKIPPED])
+    return st
