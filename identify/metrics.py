@@ -1,0 +1,65 @@
+"""Fit metrics shared by identification and verification.
+
+``fit_percent`` is seed 003 eq. 53 (the coefficient of determination in percent)::
+
+    fit = 100 (1 - sum (F_hat - F)^2 / sum (F - mean F)^2)
+
+100 is a perfect prediction, 0 is no better than the mean, and it is negative when worse than the
+mean. ``rms_error`` and ``max_error`` are in the signal's units (N for forces).
+
+References
+----------
+seed 003: Wadi, Mukhopadhyay & Romdhane, eq. 53.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hapticam.errors import IdentificationError
+
+
+def _pair(reference: Any, estimate: Any) -> tuple[np.ndarray, np.ndarray]:
+    ref = np.asarray(reference, dtype=np.float64).ravel()
+    est = np.asarray(estimate, dtype=np.float64).ravel()
+    if ref.shape != est.shape:
+        raise IdentificationError(f"metrics: reference has {ref.size} samples, estimate {est.size}")
+    if ref.size == 0:
+        raise IdentificationError("metrics: no samples")
+    if not (np.all(np.isfinite(ref)) and np.all(np.isfinite(est))):
+        raise IdentificationError("metrics: reference and estimate must be finite")
+    return ref, est
+
+
+def fit_percent(reference: Any, estimate: Any) -> float:
+    """Seed 003 eq. 53: ``100 (1 - sum (est - ref)^2 / sum (ref - mean ref)^2)`` in percent.
+
+    A constant reference has no variance: the fit is 100 for an exact estimate and ``-inf`` otherwise.
+    """
+    ref, est = _pair(reference, estimate)
+    sse = float(np.sum((est - ref) ** 2))
+    sst = float(np.sum((ref - ref.mean()) ** 2))
+    if sst == 0.0:
+        return 100.0 if sse == 0.0 else float("-inf")
+    return 100.0 * (1.0 - sse / sst)
+
+
+def rms_error(reference: Any, estimate: Any) -> float:
+    """Root-mean-square of ``estimate - reference``."""
+    ref, est = _pair(reference, estimate)
+    return float(np.sqrt(np.mean((est - ref) ** 2)))
+
+
+def max_error(reference: Any, estimate: Any) -> float:
+    """Largest absolute value of ``estimate - reference``."""
+    ref, est = _pair(reference, estimate)
+    return float(np.max(np.abs(est - ref)))
+
+
+def fit_report(reference: Any, estimate: Any) -> dict[str, float]:
+    """``{"fit_percent", "rms_N", "max_N", "samples"}`` for a force prediction."""
+    ref, est = _pair(reference, estimate)
+    return {"fit_percent": fit_percent(ref, est), "rms_N": rms_error(ref, est), "max_N": max_error(ref, est),
+            "samples": int(ref.size)}
