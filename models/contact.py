@@ -50,8 +50,8 @@ class Contact(Model):
     b_Nspm : float
         Damping (>= 0): N s/m for the linear law, N s/m^(n+1) for Hunt-Crossley.
     n : float
-        Hunt-Crossley shape exponent (> 0; 1 for a linear spring, 1.5 for Hertzian contact). The linear
-        law ignores it (and requires 1).
+        Hunt-Crossley shape exponent (0 < n <= 10; 1 for a linear spring, 1.5 for Hertzian contact). The
+        linear law requires 1.
     side : {+1, -1}
         +1: the wall resists ``x > x_c``; -1: it resists ``x < x_c``.
     """
