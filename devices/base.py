@@ -46,6 +46,7 @@ class DeviceSpec:
     ``max_stiffness_N_per_m`` is the largest virtual wall stiffness the device renders passively at
     1 kHz: Colgate & Schenkel's condition ``b > K T / 2 + |B|`` gives ``K < 2 b / T`` for a wall
     without virtual damping, with ``b`` the device's physical damping and ``T`` the servo period.
+    ``apparent_mass_kg`` is the inertia the user feels at the handle with zero force.
     """
 
     name: str
@@ -56,6 +57,7 @@ class DeviceSpec:
     resolution_m: float
     damping_N_s_per_m: float
     provides_velocity: bool = False
+    apparent_mass_kg: float = 0.0
 
     def max_stable_stiffness(self, rate_hz: float) -> float:
         """Largest passive wall stiffness (N/m) at servo rate ``rate_hz``: ``K < 2 b / T``

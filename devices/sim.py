@@ -82,7 +82,8 @@ class SimParams:
                           max_force_rate_N_per_s=self.max_force_rate_N_per_s,
                           max_stiffness_N_per_m=2.0 * self.damping_N_s_per_m / 1e-3,  # K < 2b/T (Colgate & Schenkel)
                           workspace_m=tuple(self.workspace_m), resolution_m=self.resolution_m,
-                          damping_N_s_per_m=self.damping_N_s_per_m, provides_velocity=False)
+                          damping_N_s_per_m=self.damping_N_s_per_m, provides_velocity=False,
+                          apparent_mass_kg=self.handle_mass_kg)
 
 
 # -- compiled simulator ------------------------------------------------------------------------------------

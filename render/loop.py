@@ -48,14 +48,19 @@ MIN_RATE_HZ = 100.0
 MAX_RATE_HZ = 10_000.0
 #: A model whose inertia (N per m/s^2) is below this is rendered without a proxy.
 MIN_PROXY_MASS_KG = 1e-6
+#: ``proxy="auto"`` renders inertia only from this fraction of the device's own apparent mass up.
+AUTO_PROXY_FRACTION = 0.25
 
 
 @dataclass(frozen=True)
 class LoopConfig:
     """Loop settings.
 
-    ``proxy``: ``"auto"`` renders a model's inertia through a virtual-coupling proxy when it has one,
-    ``"off"`` never does, a number forces that proxy mass (kg). ``spin_us``: how long before each
+    ``proxy``: ``"auto"`` renders a model's inertia through a virtual-coupling proxy when it is at least
+    ``AUTO_PROXY_FRACTION`` of the device's own apparent mass (a lighter inertia is masked by the
+    handle's, and the coupling's mode near ``sqrt(k_c / m)`` would distort the force more than the
+    inertia adds; it is dropped, the kernel seeing ``a = 0``); ``"off"`` never renders inertia; a number
+    forces that proxy mass (kg). ``spin_us``: how long before each
     deadline the loop stops sleeping and spins.
     """
 
@@ -237,13 +242,19 @@ class ServoLoop:
         proxy = self.config.proxy
         if proxy == "off":
             return 0.0, 0.0, 0.0, 1
-        m = model_inertia(self.kernels, compiled) if proxy == "auto" else float(proxy)
+        spec = self.device.spec
+        if proxy == "auto":
+            m = model_inertia(self.kernels, compiled)
+            if m < AUTO_PROXY_FRACTION * spec.apparent_mass_kg:
+                return 0.0, 0.0, 0.0, 1
+        else:
+            m = float(proxy)
         if not (m > MIN_PROXY_MASS_KG):
             return 0.0, 0.0, 0.0, 1
-        spec = self.device.spec
-        kc = 0.5 * spec.max_stable_stiffness(self.rate_hz)        # half of K < 2 b / T
-        bc = min(0.5 * spec.damping_N_s_per_m, 2.0 * math.sqrt(kc * m))  # b > k_c T / 2 + b_c
-        k_model = model_stiffness(self.kernels, compiled, spec.workspace_m)
+        kc = 0.25 * spec.max_stable_stiffness(self.rate_hz)       # a quarter of K < 2 b / T
+        b_room = spec.damping_N_s_per_m - kc * self.dt_s / 2.0     # b > k_c T / 2 + b_c
+        bc = min(b_room, 2.0 * math.sqrt(kc * m))                 # critical damping if the device allows
+        k_model = model_stiffness(self.kernels, compiled, spec.workspace_m, spec.max_force_N)
         omega = math.sqrt((kc + k_model) / m)
         n_sub = max(1, math.ceil(omega * self.dt_s / 0.5))          # h omega < 0.5 (margin 4 on 2)
         return m, kc, bc, min(n_sub, 64)
@@ -434,14 +445,15 @@ def model_inertia(kernels: ServoKernels, compiled: CompiledModel, x_m: float = 0
 
 
 def model_stiffness(kernels: ServoKernels, compiled: CompiledModel, workspace_m: Sequence[float],
-                    n: int = 256) -> float:
-    """Largest static stiffness ``|dF/dx|`` (N/m) of the model over the workspace (finite differences of
-    single evaluations at rest, each on a fresh state)."""
+                    max_force_N: float = np.inf, n: int = 512) -> float:
+    """Largest static stiffness ``|dF/dx|`` (N/m) of the model over the workspace where ``|F|`` stays
+    within ``max_force_N`` (finite differences of single evaluations at rest, each on a fresh state)."""
     xs = np.linspace(workspace_m[0], workspace_m[1], n)
     f = np.array([kernels.force_fn(compiled.params, compiled.reset_state(), float(x), 0.0, 0.0, 1e-3)
                   for x in xs])
-    f = f[np.isfinite(f)] if np.all(np.isfinite(f)) else np.nan_to_num(f)
-    return float(np.max(np.abs(np.diff(f)) / (xs[1] - xs[0]))) if f.size > 1 else 0.0
+    slope = np.abs(np.diff(f)) / (xs[1] - xs[0])
+    reach = np.isfinite(slope) & (np.abs(f[:-1]) <= max_force_N) & (np.abs(f[1:]) <= max_force_N)
+    return float(slope[reach].max()) if np.any(reach) else 0.0
 
 
 def run_simulated(model: Model | CompiledModel, device: SimulatedDevice | SimParams | None = None,

@@ -6,13 +6,18 @@ Applied in this order to the model force ``F_cmd`` each tick (:func:`safety_filt
 2. Workspace limit: outside the device workspace the force is zeroed.
 3. Watchdog: stale device data (no fresh sample for ``stale_ticks``) or ``overrun_ticks`` consecutive
    overrunning ticks zero the force; when the condition clears, forces ramp in again.
-4. Passivity controller (optional; Hannaford & Ryu 2002): the observer integrates the energy that
-   flowed into the rendered object, ``W(n) = W(n-1) + F(n) v(n) T``; when ``W < 0`` the object has
-   generated energy and the controller adds damping ``alpha = -W / (T v^2)`` (bounded by
-   ``alpha_max``), so ``F <- F + alpha v`` dissipates exactly the deficit.
+4. Passivity observer/controller (optional, applied after step 6's saturation; Hannaford & Ryu
+   2002): the observer integrates the energy that flowed into the rendered object. The device
+   holds each force for a period (zero-order hold), so the work of the last output over the last interval is exact from the sensed positions,
+   ``W(n) = W(n-1) + F_out(n-1) (x(n) - x(n-1))``, which needs no velocity estimate (H&R's
+   ``F(n) v(n) T`` with the filtered velocity lags a stiff contact that lasts a few ticks). When the
+   predicted ``W(n) + F(n) v T`` is negative, the object would generate energy and the controller adds
+   damping ``alpha = -(W(n) + F(n) v T) / (T v^2)`` (bounded by ``alpha_max``), with ``v`` the raw
+   difference ``(x(n) - x(n-1)) / T``, so ``F <- F + alpha v`` dissipates the deficit.
 5. Ramp-in: ``F <- r F`` with ``r = min(1, (t - t_0) / ramp_s)`` after start, a model swap or a watchdog
    recovery (as OpenHaptics' force ramping and CHAI3D's force rise).
-6. Saturation ``|F| <= F_max`` and rate limit ``|F(n) - F(n-1)| <= R T`` from the device specification.
+6. Saturation ``|F| <= F_max``, then the passivity controller on the saturated force (so saturation
+   cannot undo its correction), saturation again, then the rate limit ``|F(n) - F(n-1)| <= R T``.
    Zeroing by steps 1-3 bypasses the rate limit: a fault cuts the force at once.
 
 Every tick an intervention acts is counted (``ctl[K_COUNT0 + code]``); the tick at which each episode
@@ -91,10 +96,12 @@ def start_ramp(tick, t, ctl, srv, events):
 
 
 @njit(cache=True, nogil=True)
-def safety_filter(tick, t, x, v, f_cmd, stale, cfg, ctl, srv, events):
+def safety_filter(tick, t, x, dx, v, f_cmd, stale, cfg, ctl, srv, events):
     """Return ``(force_out, mask)``: the model force ``f_cmd`` (N) after the safety layer, and the bit
-    mask ``1 << code`` of the interventions that acted this tick. See the module docstring."""
+    mask ``1 << code`` of the interventions that acted this tick; ``dx`` is the sensed displacement since
+    the last tick (m), ``v`` the velocity used by the model (m/s). See the module docstring."""
     dt = cfg[C_DT]
+    srv[S_ENERGY] += srv[S_F_PREV] * dx                  # W(n) = W(n-1) + F_out(n-1) (x(n) - x(n-1))
     mask = 0
     f = f_cmd
     zero = False
@@ -120,14 +127,6 @@ def safety_filter(tick, t, x, v, f_cmd, stale, cfg, ctl, srv, events):
         if srv[S_ZEROED] > 0.0:
             srv[S_ZEROED] = 0.0
             start_ramp(tick, t, ctl, srv, events)
-        if cfg[C_PASSIVITY] > 0.0:
-            w = srv[S_ENERGY] + f * v * dt               # W(n) = W(n-1) + f(n) v(n) T  (Hannaford & Ryu 2002)
-            alpha = 0.0
-            if w < 0.0 and abs(v) > cfg[C_PO_VMIN]:
-                alpha = min(-w / (dt * v * v), cfg[C_ALPHA_MAX])  # alpha(n) = -W(n) / (T v(n)^2)
-                f += alpha * v                           # f(n) <- f(n) + alpha(n) v(n)
-                mask |= 1 << EV_PASSIVITY
-            srv[S_ALPHA] = alpha
         ramp_s = cfg[C_RAMP_S]
         if ramp_s > 0.0:
             r = (t - srv[S_RAMP_T0]) / ramp_s            # r = min(1, (t - t0) / T_ramp)
@@ -137,6 +136,17 @@ def safety_filter(tick, t, x, v, f_cmd, stale, cfg, ctl, srv, events):
         if abs(f) > fmax:
             f = math.copysign(fmax, f)
             mask |= 1 << EV_SATURATION
+        if cfg[C_PASSIVITY] > 0.0:
+            vr = dx / dt                                 # raw velocity over the last interval
+            w = srv[S_ENERGY] + f * vr * dt              # predicted W with F(n) held (Hannaford & Ryu 2002)
+            alpha = 0.0
+            if w < 0.0 and abs(vr) > cfg[C_PO_VMIN]:
+                alpha = min(-w / (dt * vr * vr), cfg[C_ALPHA_MAX])  # alpha(n) = -W(n) / (T v(n)^2)
+                f += alpha * vr                          # f(n) <- f(n) + alpha(n) v(n)
+                mask |= 1 << EV_PASSIVITY
+                if abs(f) > fmax:
+                    f = math.copysign(fmax, f)
+            srv[S_ALPHA] = alpha
         lim = cfg[C_DF_MAX] * dt                         # |F(n) - F(n-1)| <= R T
         df = f - srv[S_F_PREV]
         if df > lim:
@@ -145,7 +155,6 @@ def safety_filter(tick, t, x, v, f_cmd, stale, cfg, ctl, srv, events):
         elif df < -lim:
             f = srv[S_F_PREV] - lim
             mask |= 1 << EV_RATE
-    srv[S_ENERGY] += f * v * dt                          # observer on the force actually output
     srv[S_F_PREV] = f
     prev = ctl[K_ACTIVE]
     for code in range(1, N_EVENTS):

@@ -31,10 +31,12 @@ the handle by a spring-damper ``(k_c, b_c)``::
 
 so at frequencies below the coupling's ``sqrt(k_c / m)`` the user feels ``m a + F_model``. Stability
 limits: the coupling is itself a virtual spring-damper on the device, so ``k_c`` must satisfy
-Colgate & Schenkel's ``b > k_c T / 2 + b_c`` (the loop uses half the device's passive bound and
-``b_c`` below the device damping); the proxy's explicit sub-steps need ``h sqrt((k_c + k_model)/m) < 2``
-(the loop picks ``n_sub`` for a margin of 4). Model inertia is taken as constant (its value at the
-rest position); the rendered inertia rolls off above the coupling frequency.
+Colgate & Schenkel's ``b > k_c T / 2 + b_c`` (the loop uses ``k_c`` = a quarter of the device's
+passive bound ``2 b / T`` and ``b_c = min(b - k_c T / 2, 2 sqrt(k_c m))``, critical damping when the
+device allows it); the proxy's explicit sub-steps need ``h sqrt((k_c + k_model) / m) < 2`` (the loop
+picks ``n_sub`` for a margin of 4). Model inertia is taken as constant (its value at the rest
+position); the rendered inertia is right only below the coupling mode ``sqrt(k_c / m)``, so by default
+an inertia below a quarter of the device's own apparent mass is not rendered (see ``LoopConfig``).
 """
 
 from __future__ import annotations
@@ -135,6 +137,7 @@ def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
             ctl[K_STALE_RUN] = 0
         srv[S_LAST_SEQ] = seq
         stale = ctl[K_STALE_RUN] >= cfg[C_STALE_TICKS]
+        dx = x - srv[S_X_PREV] if srv[S_HAVE_PREV] > 0.0 else 0.0
         if io[IO_HAS_V] > 0.0:
             v = io[IO_V]
         elif srv[S_HAVE_PREV] > 0.0:
@@ -167,7 +170,7 @@ def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
         else:
             f_cmd = force_fn(p, s, x, v, 0.0, dt)
         flags = flags_fn(p, s)
-        f, mask = safety_filter(k, t, x, v, f_cmd, stale, cfg, ctl, srv, events)
+        f, mask = safety_filter(k, t, x, dx, v, f_cmd, stale, cfg, ctl, srv, events)
         io[IO_FORCE] = f
         io[IO_FORCE_CMD] = f_cmd
         row = k % ring.shape[0]
