@@ -162,8 +162,7 @@ def _decode_msgpack(data: bytes, name: str) -> Any:
         raise ModelFileError(f"{name}: msgpack extension types are not allowed (type {code})")
 
     try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=True, ext_hook=no_ext,
-                               max_buffer_size=MAX_FILE_BYTES)
+        return msgpack.unpackb(data, raw=False, strict_map_key=True, ext_hook=no_ext)
     except ModelFileError:
         raise
     except msgpack.ExtraData:
