@@ -1,0 +1,475 @@
+"""The identification pipeline: capture -> segmented impedance model (seed 001 sections 3-6).
+
+1. Derivatives, direction of travel and dropout exclusion (:mod:`hapticam.identify.preprocess`).
+2. Identifiability: a dynamic term (``m`` needs acceleration, ``b`` velocity) is kept only if the capture
+   excites it (:func:`excitation`); otherwise it is fixed to zero (or to the user's value), and the
+   result and the model's provenance say so. Never a wild value for an unexcited term.
+3. Per direction, samples sorted by position; EWLS over position with forgetting factor ``lam``
+   (seed 001 Table 1, default 0.999 as in section 5) gives the parameter profile, resampled on the
+   position grid (default 1 mm, section 5; ``ImpedanceFit.profiles``).
+4. Segmentation of the grid (:mod:`hapticam.identify.segmentation`): the fewest constant- or
+   linear-parameter segments whose excess RMS force error stays within the tolerance.
+5. Segment parameters: EWLS with ``lam = 1`` restarted on each segment's samples, i.e. the segment's
+   least-squares estimate (equal to the batch solution, :mod:`hapticam.identify.ewls`); it places steps
+   such as a tactile click exactly at breakpoints, where the exponentially weighted profile lags by about
+   ``1 / (1 - lam)`` samples. Uncertainty per segment: ``sqrt(diag(sigma^2 P))`` with ``P`` the EWLS
+   covariance and ``sigma^2`` the segment's residual variance.
+6. The fit of the model's force prediction along the captured path, with the renderer's kernel
+   (:func:`predict_force`), by seed 003 eq. 53.
+
+The default grid is 1 mm whenever that gives at least 50 cells over the travel; shorter travel (a 4 mm
+key switch) is gridded at ``travel / 200`` so its features stay resolved.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from hapticam.errors import IdentificationError
+from hapticam.identify.capture import Capture
+from hapticam.identify.ewls import ewls_fit
+from hapticam.identify.metrics import fit_report
+from hapticam.identify.preprocess import Prepared, prepare
+from hapticam.identify.segmentation import Segmentation, grid_edges, segment
+
+TERMS = ("m", "b", "k", "F0")
+_FIELDS = {"m": "m_kg", "b": "b_Nspm", "k": "k_Npm", "F0": "f0_N"}
+_REGRESSOR = {"m": "acceleration", "b": "velocity"}
+DEFAULT_GRID_M = 1e-3
+MIN_GRID_CELLS = 50
+SHORT_TRAVEL_CELLS = 200
+#: a dynamic term is excited if its regressor keeps this fraction of its energy after projection on the
+#: other regressors (1 / variance inflation factor) ...
+MIN_EXCITATION = 1e-3
+#: ... spread over the samples with at least this participation ratio (sum r^2)^2 / (N sum r^4): about
+#: 0.67 for a sinusoid, 0.33 for Gaussian noise, 0.34-0.44 for seed 001's 1-4 Hz swept sine, but only
+#: 0.03-0.07 for the acceleration and velocity of a quasi-static press (excited at the turnarounds only)
+MIN_PARTICIPATION = 0.15
+DIRECTIONS = ((1, "press"), (-1, "release"))
+
+
+# -- prediction with the renderer's kernel ----------------------------------------------------------------
+def predict_force(model: Any, x_m: np.ndarray, v_mps: np.ndarray, a_mps2: np.ndarray, dt_s: float = 1e-3
+                  ) -> np.ndarray:
+    """Force (N) the compiled ``model`` predicts along a path, sample by sample, state carried along.
+
+    Runs :func:`hapticam.models.kernels.model_force`, the renderer's kernel, so the direction held in the
+    dead band is exactly the renderer's.
+    """
+    from hapticam.identify._predict import predict_loop
+
+    compiled = model.compile()
+    state = compiled.reset_state()
+    x = np.ascontiguousarray(x_m, dtype=np.float64)
+    v = np.ascontiguousarray(v_mps, dtype=np.float64)
+    a = np.ascontiguousarray(a_mps2, dtype=np.float64)
+    if not (x.shape == v.shape == a.shape and x.ndim == 1):
+        raise IdentificationError("predict_force: x, v and a must be 1-D arrays of one length")
+    out = np.empty(x.size)
+    predict_loop(compiled.params, state, x, v, a, float(dt_s), out)
+    return out
+
+
+# -- identifiability --------------------------------------------------------------------------------------
+def excitation(column: np.ndarray, others: np.ndarray) -> tuple[float, float]:
+    """``(energy fraction, participation ratio)`` of ``column`` after least-squares projection on ``others``.
+
+    The energy fraction ``sum r^2 / sum c^2`` is 1 / the variance inflation factor: near 0 when the
+    column is (nearly) a combination of the others, e.g. ``a = -w^2 (x - c)`` for a single-frequency
+    sine, or a constant velocity beside the offset column. The participation ratio
+    ``(sum r^2)^2 / (N sum r^4)`` is about 0.5 for a persistent signal and about ``k / N`` when only
+    ``k`` samples carry it (the turnaround of a quasi-static press).
+    """
+    c = np.asarray(column, dtype=np.float64)
+    energy = float(np.dot(c, c))
+    if not energy > 0:
+        return 0.0, 0.0
+    coef, *_ = np.linalg.lstsq(others, c, rcond=None)
+    r = c - others @ coef
+    rr = float(np.dot(r, r))
+    r4 = float(np.sum(r ** 4))
+    pr = rr * rr / (c.size * r4) if r4 > 0 else 0.0
+    return rr / energy, pr
+
+
+# -- results ---------------------------------------------------------------------------------------------
+@dataclass
+class DirectionFit:
+    """One direction's estimates.
+
+    Attributes
+    ----------
+    name : str
+        ``"press"`` or ``"release"``.
+    samples : int
+        Valid samples in this direction.
+    segmentation : Segmentation
+        The chosen partition (breakpoints, optimal RSS per segment count).
+    theta, std : numpy.ndarray
+        Parameters ``[m, b, k, F0]`` per table entry and their standard deviations (rows: segments for
+        constant interpolation, breakpoints for linear); fixed terms have std 0.
+    residual_rms_N : numpy.ndarray
+        RMS residual per segment (N).
+    segment_samples : numpy.ndarray
+        Samples per segment.
+    profile_x_m, profile_theta, profile_std : numpy.ndarray
+        The EWLS profile on the grid (cell centres; seed 001 Fig. 3) and its standard deviation.
+    tolerance_N : float
+        The tolerance used for this direction.
+    windup_steps : int
+        EWLS steps in which the covariance bound suspended forgetting.
+    """
+
+    name: str
+    samples: int
+    segmentation: Segmentation
+    theta: np.ndarray
+    std: np.ndarray
+    residual_rms_N: np.ndarray
+    segment_samples: np.ndarray
+    profile_x_m: np.ndarray
+    profile_theta: np.ndarray
+    profile_std: np.ndarray
+    tolerance_N: float
+    windup_steps: int
+
+
+@dataclass
+class ImpedanceFit:
+    """Result of :func:`identify_impedance`.
+
+    Attributes
+    ----------
+    model : SegmentedImpedance
+        The identified model.
+    provenance, uncertainty : dict
+        What :func:`hapticam.models.files.save_model` stores (:meth:`save`).
+    summary : dict
+        Plain-data summary (segments, parameter ranges, identifiable terms, fit metrics).
+    identifiable : dict
+        Term -> bool (``m, b, k, F0``).
+    fixed : dict
+        Term -> value (SI) for every term not estimated.
+    directions : dict
+        ``"press"``/``"release"`` -> :class:`DirectionFit`.
+    prepared : Prepared
+        The preprocessed capture.
+    prediction_N : numpy.ndarray
+        The model's force along the captured path (all samples).
+    """
+
+    model: Any
+    provenance: dict[str, Any]
+    uncertainty: dict[str, Any]
+    summary: dict[str, Any]
+    identifiable: dict[str, bool]
+    fixed: dict[str, float]
+    directions: dict[str, DirectionFit]
+    prepared: Prepared
+    prediction_N: np.ndarray
+    notes: list[str] = field(default_factory=list)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the model file (``.yaml`` or ``.msgpack``) with provenance and uncertainty."""
+        from hapticam.models.files import save_model
+
+        save_model(path, self.model, provenance=self.provenance, uncertainty=self.uncertainty)
+
+
+# -- the pipeline -----------------------------------------------------------------------------------------
+def choose_grid(span_m: float, grid_m: float | None) -> float:
+    """The grid (m): ``grid_m`` if given, else 1 mm, or ``span / 200`` if 1 mm gives < 50 cells."""
+    if grid_m is not None:
+        g = float(grid_m)
+        if not (np.isfinite(g) and g > 0):
+            raise IdentificationError(f"grid must be a positive length, got {grid_m!r}")
+        return g
+    if span_m / DEFAULT_GRID_M >= MIN_GRID_CELLS:
+        return DEFAULT_GRID_M
+    return span_m / SHORT_TRAVEL_CELLS
+
+
+def _check_fixed(fixed: dict[str, float] | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, val in (fixed or {}).items():
+        if key not in ("m", "b"):
+            raise IdentificationError(f"only m and b can be fixed, got {key!r}")
+        v = float(val)
+        if not np.isfinite(v):
+            raise IdentificationError(f"fixed {key} must be finite, got {val!r}")
+        out[key] = v
+    return out
+
+
+def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: float | None = None,
+                       tolerance: float | None = None, max_segments: int = 60,
+                       fixed: dict[str, float] | None = None, *, interpolation: str = "constant",
+                       penalty: float | None = None, cutoff_hz: float | None = None,
+                       dead_band_mps: float | None = None,
+                       progress: Callable[[float, str], None] | None = None) -> ImpedanceFit:
+    """Identify a :class:`~hapticam.models.impedance.SegmentedImpedance` from a capture (module notes).
+
+    Parameters
+    ----------
+    capture : Capture
+        Probe capture (dropouts already detected by the loader).
+    forgetting : float
+        EWLS forgetting factor ``lam`` in (0, 1] (seed 001 section 5: 0.999).
+    grid_m : float, optional
+        Position grid (m); default 1 mm, or travel / 200 for travel under 50 mm.
+    tolerance : float, optional
+        Largest excess RMS force error (N) the segmentation may add over the grid fit; default 1 % of
+        the direction's force standard deviation (unless ``penalty`` is given).
+    max_segments : int
+        Most segments per direction.
+    fixed : dict, optional
+        ``{"m": kg, "b": N s/m}``: terms to fix instead of estimating.
+    interpolation : {"constant", "linear"}
+        Segment parameters constant, or linear between breakpoints (continuous).
+    penalty : float, optional
+        Segmentation penalty (N^2 per segment) used instead of a tolerance.
+    cutoff_hz, dead_band_mps : float, optional
+        Override the derivative filter cutoff and the direction dead band.
+    progress : callable, optional
+        Called as ``progress(fraction, stage)``.
+    """
+    from hapticam.models.impedance import ImpedanceTable, SegmentedImpedance
+
+    report = progress or (lambda frac, stage: None)
+    if not (0.0 < float(forgetting) <= 1.0):
+        raise IdentificationError(f"forgetting factor must be in (0, 1], got {forgetting}")
+    if interpolation not in ("constant", "linear"):
+        raise IdentificationError(f"interpolation must be 'constant' or 'linear', got {interpolation!r}")
+    if int(max_segments) < 1:
+        raise IdentificationError(f"max_segments must be >= 1, got {max_segments}")
+    if tolerance is not None and not (np.isfinite(tolerance) and tolerance >= 0):
+        raise IdentificationError(f"tolerance must be a non-negative force (N), got {tolerance}")
+    user_fixed = _check_fixed(fixed)
+    report(0.0, "preprocess")
+    prep = prepare(capture, cutoff_hz=cutoff_hz, dead_band_mps=dead_band_mps)
+    regress = np.column_stack([prep.a, prep.v, prep.x, np.ones(prep.x.size)])
+    groups = {name: prep.group(d) for d, name in DIRECTIONS}
+    present = {name: idx for name, idx in groups.items() if idx.size >= 20}
+    if not present:
+        raise IdentificationError(f"{capture.name}: fewer than 20 valid samples in either direction of travel")
+    notes: list[str] = []
+    if capture.dropouts.size:
+        notes.append(f"{capture.dropouts.size} force dropout(s) detected and excluded "
+                     f"(samples {', '.join(str(int(i)) for i in capture.dropouts[:10])}"
+                     f"{', ...' if capture.dropouts.size > 10 else ''})")
+
+    # identifiability of the dynamic terms (module notes, step 2)
+    identifiable = {"k": True, "F0": True}
+    fixed_terms = dict(user_fixed)
+    for term, col in (("m", 0), ("b", 1)):
+        if term in user_fixed:
+            identifiable[term] = False
+            notes.append(f"{term} fixed by the user to {user_fixed[term]:g}")
+            continue
+        worst = (1.0, 1.0)
+        for name, idx in present.items():
+            others = regress[idx][:, [j for j in range(4) if j != col]]
+            e, pr = excitation(regress[idx, col], others)
+            worst = (min(worst[0], e), min(worst[1], pr))
+        ok = worst[0] >= MIN_EXCITATION and worst[1] >= MIN_PARTICIPATION
+        identifiable[term] = ok
+        if not ok:
+            fixed_terms[term] = 0.0
+            why = (f"the {_REGRESSOR[term]} is (nearly) a combination of the other regressors "
+                   f"(energy fraction {worst[0]:.2g})" if worst[0] < MIN_EXCITATION else
+                   f"the {_REGRESSOR[term]} is excited only in a few samples (participation {worst[1]:.2g})")
+            notes.append(f"{term} is not identifiable from this capture ({why}); fixed to 0")
+    free = [j for j, t in enumerate(TERMS) if t not in fixed_terms]
+    fixed_vec = np.array([fixed_terms.get(t, 0.0) for t in TERMS])
+    x_col = free.index(2)
+    one_col = free.index(3)
+
+    x_valid = prep.x[prep.valid]
+    span = float(x_valid.max() - x_valid.min())
+    grid = choose_grid(span, grid_m)
+    if grid_m is None and grid != DEFAULT_GRID_M:
+        notes.append(f"travel {1e3 * span:.3g} mm is under {MIN_GRID_CELLS} mm: grid refined from 1 mm to "
+                     f"{1e3 * grid:.3g} mm")
+    dirs: dict[str, DirectionFit] = {}
+    tables: dict[str, Any] = {}
+    for step, (name, idx) in enumerate(present.items()):
+        report(0.1 + 0.4 * step, f"{name}: EWLS")
+        dirs[name], tables[name] = _fit_direction(
+            name, prep, regress, idx, free, fixed_vec, x_col, one_col, float(forgetting), grid, tolerance,
+            penalty, int(max_segments), interpolation, ImpedanceTable)
+        report(0.3 + 0.4 * step, f"{name}: segmented")
+    for name in ("press", "release"):
+        if name not in present:
+            notes.append(f"no {name} samples: the {'release' if name == 'press' else 'press'} table serves "
+                         f"both directions")
+    press = tables.get("press", tables.get("release"))
+    release = tables.get("release") if "press" in tables else None
+    model = SegmentedImpedance(press, release, interpolation=interpolation, dead_band_mps=prep.dead_band_mps)
+    report(0.9, "predict")
+    pred = predict_force(model, prep.x, prep.v, prep.a, dt_s=float(np.median(np.diff(prep.t))))
+    metrics = fit_report(prep.f[prep.valid], pred[prep.valid])
+    for _d, name in DIRECTIONS:
+        if name in dirs:
+            sel = groups[name]
+            metrics[f"{name}_fit_percent"] = fit_report(prep.f[sel], pred[sel])["fit_percent"]
+    metrics["dropouts"] = int(capture.dropouts.size)
+    settings = {"forgetting": float(forgetting), "grid_m": grid, "tolerance_N": tolerance,
+                "penalty": penalty, "max_segments": int(max_segments), "interpolation": interpolation,
+                "cutoff_hz": None if not np.isfinite(prep.cutoff_hz) else float(prep.cutoff_hz),
+                "dead_band_mps": prep.dead_band_mps, "fixed": {k: float(v) for k, v in fixed_terms.items()},
+                "identifiable": dict(identifiable)}
+    from hapticam.models.files import make_provenance
+
+    provenance = make_provenance("ewls-segmented", settings=settings,
+                                 source_name=os.path.basename(capture.name), source_sha256=capture.sha256,
+                                 metrics=metrics, notes=notes)
+    uncertainty = {name: _uncertainty_block(d) for name, d in dirs.items()}
+    summary = _summary(capture, dirs, identifiable, metrics, settings, notes)
+    report(1.0, "done")
+    return ImpedanceFit(model=model, provenance=provenance, uncertainty=uncertainty, summary=summary,
+                        identifiable=identifiable, fixed=fixed_terms, directions=dirs, prepared=prep,
+                        prediction_N=pred, notes=notes)
+
+
+def _fit_direction(name, prep, regress, idx, free, fixed_vec, x_col, one_col, lam, grid, tolerance, penalty,
+                   max_segments, interpolation, table_cls):
+    x = prep.x[idx]
+    phi_all = regress[idx]
+    y = prep.f[idx] - phi_all @ fixed_vec  # F - (fixed terms)
+    phi = np.ascontiguousarray(phi_all[:, free])
+    edges = grid_edges(float(x.min()), float(x.max()), grid)
+    centers = 0.5 * (edges[:-1] + edges[1:])
+    # EWLS profile over position (seed 001 Table 1), recorded at the sample nearest each cell centre
+    rec = np.unique(np.clip(np.searchsorted(x, centers), 0, x.size - 1))
+    prof = ewls_fit(phi, y, lam, record_idx=rec)
+    p_theta = np.tile(fixed_vec, (rec.size, 1))
+    p_std = np.zeros((rec.size, 4))
+    p_theta[:, free] = prof.theta_path[rec]
+    p_std[:, free] = np.sqrt(np.maximum(prof.sigma2 * np.diagonal(prof.P_recorded, axis1=1, axis2=2), 0.0))
+    tol = tolerance
+    if tol is None and penalty is None:
+        tol = 0.01 * float(np.std(prep.f[idx]))
+    seg = segment(x, phi, y, edges, x_col=x_col, one_col=one_col, mode=interpolation, tolerance_N=tol,
+                  penalty=penalty, max_segments=max_segments)
+    bp = seg.breakpoints_m
+    if interpolation == "constant":
+        theta, std, rms, counts = _constant_segments(x, phi, y, bp, free, fixed_vec, x_col, one_col)
+    else:
+        theta, std, rms, counts = _linear_knots(x, phi, y, bp, free, fixed_vec, x_col, one_col,
+                                                prof.theta_path, lam)
+    table = table_cls(bp, theta[:, 0], theta[:, 1], theta[:, 2], theta[:, 3], where=name)
+    fit = DirectionFit(name=name, samples=int(idx.size), segmentation=seg, theta=theta, std=std,
+                       residual_rms_N=rms, segment_samples=counts, profile_x_m=x[rec], profile_theta=p_theta,
+                       profile_std=p_std, tolerance_N=float(tol) if tol is not None else float("nan"),
+                       windup_steps=prof.windup_steps)
+    return fit, table
+
+
+def _segment_index(x: np.ndarray, bp: np.ndarray) -> np.ndarray:
+    return np.clip(np.searchsorted(bp, x, side="right") - 1, 0, bp.size - 2)
+
+
+def _constant_segments(x, phi, y, bp, free, fixed_vec, x_col, one_col):
+    """Per segment: EWLS with lam = 1 on regressors centred at the segment midpoint (= batch LS)."""
+    nseg = bp.size - 1
+    seg_of = _segment_index(x, bp)
+    p = len(free)
+    theta = np.tile(fixed_vec, (nseg, 1))
+    std = np.zeros((nseg, 4))
+    rms = np.zeros(nseg)
+    counts = np.bincount(seg_of, minlength=nseg)
+    for s in range(nseg):
+        sel = seg_of == s
+        c = 0.5 * (bp[s] + bp[s + 1])
+        ph = phi[sel].copy()
+        ph[:, x_col] -= c  # k (x - c) + (F0 + k c): the same model, well conditioned
+        res = ewls_fit(ph, y[sel], 1.0)
+        th = res.theta.copy()
+        A = np.eye(p)
+        A[one_col, x_col] = -c  # F0 = F0_c - c k ; theta = A theta_c
+        th = A @ th
+        r = y[sel] - phi[sel] @ th
+        dof = max(int(sel.sum()) - p, 1)
+        sigma2 = float(r @ r) / dof
+        cov = sigma2 * (A @ res.P @ A.T)
+        theta[s, free] = th
+        std[s, free] = np.sqrt(np.maximum(np.diag(cov), 0.0))
+        rms[s] = float(np.sqrt(np.mean(r * r))) if r.size else 0.0
+    return theta, std, rms, counts
+
+
+def _linear_knots(x, phi, y, bp, free, fixed_vec, x_col, one_col, ewls_path, lam):
+    """Continuous piecewise-linear parameters with knots ``bp``: one least-squares fit of hat functions.
+
+    ``k(x) x + F0(x)`` is unchanged by ``k += d, F0_j -= d x_j`` (one null direction); ``d`` is chosen so
+    the knots' stiffness matches the EWLS profile on average.
+    """
+    nk = bp.size
+    p = len(free)
+    seg_of = _segment_index(x, bp)
+    w = np.clip((x - bp[seg_of]) / (bp[seg_of + 1] - bp[seg_of]), 0.0, 1.0)
+    n = x.size
+    cols = np.zeros((n, nk * p))
+    rows = np.arange(n)
+    for j in range(p):
+        cols[rows, seg_of * p + j] = phi[:, j] * (1.0 - w)
+        cols[rows, (seg_of + 1) * p + j] = phi[:, j] * w
+    scale = np.sqrt(np.mean(cols * cols, axis=0))
+    scale[~(scale > 0)] = 1.0
+    sol, *_ = np.linalg.lstsq(cols / scale, y, rcond=1e-12)
+    coef = (sol / scale).reshape(nk, p)
+    r = y - cols @ (sol / scale)
+    # gauge: mean knot stiffness equal to the EWLS profile's at the knots
+    k_prof = np.interp(bp, x, ewls_path[:, x_col])
+    d = float(np.mean(k_prof - coef[:, x_col]))
+    coef[:, x_col] += d
+    coef[:, one_col] -= d * bp
+    dof = max(n - nk * p + 1, 1)
+    sigma2 = float(r @ r) / dof
+    M = (cols / scale).T @ (cols / scale)
+    cov = sigma2 * np.linalg.pinv(M, rcond=1e-10) / np.outer(scale, scale)
+    theta = np.tile(fixed_vec, (nk, 1))
+    std = np.zeros((nk, 4))
+    theta[:, free] = coef
+    std[:, free] = np.sqrt(np.maximum(np.diag(cov), 0.0)).reshape(nk, p)
+    counts = np.bincount(seg_of, minlength=nk - 1)
+    rms = np.array([float(np.sqrt(np.mean(r[seg_of == s] ** 2))) if counts[s] else 0.0 for s in range(nk - 1)])
+    return theta, std, rms, counts
+
+
+def _uncertainty_block(d: DirectionFit) -> dict[str, Any]:
+    out: dict[str, Any] = {_FIELDS[t]: d.std[:, j].tolist() for j, t in enumerate(TERMS)}
+    out["residual_rms_N"] = d.residual_rms_N.tolist()
+    out["samples"] = [int(c) for c in d.segment_samples]
+    return out
+
+
+def _summary(capture, dirs, identifiable, metrics, settings, notes) -> dict[str, Any]:
+    per_dir = {}
+    for name, d in dirs.items():
+        ranges = {_FIELDS[t]: [float(d.theta[:, j].min()), float(d.theta[:, j].max())] for j, t in enumerate(TERMS)}
+        per_dir[name] = {"segments": d.segmentation.n_segments, "samples": d.samples,
+                         "x_range_m": [float(d.segmentation.breakpoints_m[0]),
+                                       float(d.segmentation.breakpoints_m[-1])],
+                         "parameter_ranges": ranges,
+                         "fit_percent": metrics.get(f"{name}_fit_percent"),
+                         "tolerance_N": d.tolerance_N, "tolerance_met": d.segmentation.tolerance_met,
+                         "excess_rms_N": d.segmentation.excess_rms_N()}
+    return {"capture": capture.name, "samples": capture.n, "dropouts": int(capture.dropouts.size),
+            "fit_percent": metrics["fit_percent"], "rms_N": metrics["rms_N"], "max_N": metrics["max_N"],
+            "segments": {name: d["segments"] for name, d in per_dir.items()},
+            "identifiable": dict(identifiable), "directions": per_dir,
+            "settings": {k: v for k, v in settings.items() if k not in ("identifiable",)}, "notes": list(notes)}
+
+
+def validate_model(model: Any, capture: Capture, *, cutoff_hz: float | None = None) -> dict[str, float]:
+    """Fit report (seed 003 eq. 53, RMS and max error in N) of ``model``'s force along ``capture``'s path.
+
+    Derivatives come from the capture as in identification; dropouts are excluded from the metrics.
+    """
+    prep = prepare(capture, cutoff_hz=cutoff_hz, dead_band_mps=0.0)
+    pred = predict_force(model, prep.x, prep.v, prep.a, dt_s=float(np.median(np.diff(prep.t))))
+    return fit_report(prep.f[prep.valid], pred[prep.valid])
