@@ -1,9 +1,189 @@
-"""Subcommands of this subpackage (registered by :mod:`hapticam.cli`)."""
+"""``hapticam identify ...``: fit models to probe captures.
+
+``hapticam identify impedance CAPTURE -o MODEL.yaml`` fits a segmented impedance model (seed 001) and
+prints a summary table (or ``--json``): per direction the number of segments, parameter ranges, the
+identifiable terms, and the fit of the model's force prediction (seed 003 eq. 53, RMS and max error)
+on the training capture and, with ``--validate``, on another capture. Every input is checked before
+anything is written; the model file is written atomically at the end.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import sys
+import time
+from typing import Any
+
+from hapticam.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this subpackage's subcommands to the ``hapticam`` parser."""
+    p = sub.add_parser("identify", help="identify models from probe captures",
+                       description="Identify models of real objects from probe captures.")
+    isub = p.add_subparsers(dest="identify_command", metavar="MODEL", parser_class=type(p))
+    imp = isub.add_parser(
+        "impedance", help="segmented impedance model (seed 001, EWLS)",
+        description="Fit a position- and direction-dependent impedance model F = m a + b v + k x + F0 "
+                    "(Colton & Hollerbach) to a capture (.csv or .npz) and write it as a model file.")
+    imp.add_argument("capture", help="capture file (.csv with t_s,x_m,force_N columns, or .npz)")
+    imp.add_argument("-o", "--output", required=True, help="model file to write (.yaml or .msgpack)")
+    imp.add_argument("--forgetting", type=float, default=0.999, help="EWLS forgetting factor (default 0.999)")
+    imp.add_argument("--grid-mm", type=float, default=None,
+                     help="position grid in mm (default 1, or travel/200 when the travel is under 50 mm)")
+    imp.add_argument("--tolerance", type=float, default=None,
+                     help="largest RMS force error in N that merging into segments may add (default: "
+                          "half the grid fit's residual, at least 0.2 %% of the force spread)")
+    imp.add_argument("--max-segments", type=int, default=60, help="most segments per direction (default 60)")
+    imp.add_argument("--interpolation", choices=("constant", "linear"), default="constant",
+                     help="parameters constant per segment (default) or linear between breakpoints")
+    imp.add_argument("--fix", action="append", default=[], metavar="TERM=VALUE",
+                     help="fix m (kg) or b (N s/m) instead of estimating it, e.g. --fix m=0.01")
+    imp.add_argument("--cutoff-hz", type=float, default=None,
+                     help="low-pass cutoff for differentiating position (default: from the excitation band)")
+    imp.add_argument("--validate", metavar="OTHER_CAPTURE", help="also report the fit on another capture")
+    imp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    imp.set_defaults(func=_cmd_impedance)
+    p.set_defaults(func=lambda args: _no_command(p))
+
+
+def _no_command(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _parse_fix(items: list[str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items:
+        key, sep, val = item.partition("=")
+        key = key.strip()
+        if not sep or key not in ("m", "b"):
+            raise UsageError(f"--fix {item!r}: expected m=VALUE or b=VALUE")
+        try:
+            out[key] = float(val)
+        except ValueError:
+            raise UsageError(f"--fix {item!r}: {val!r} is not a number") from None
+        if not math.isfinite(out[key]):
+            raise UsageError(f"--fix {item!r}: value must be finite")
+    return out
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    if not (math.isfinite(args.forgetting) and 0.0 < args.forgetting <= 1.0):
+        raise UsageError(f"--forgetting must be in (0, 1], got {args.forgetting}")
+    if args.grid_mm is not None and not (math.isfinite(args.grid_mm) and args.grid_mm > 0):
+        raise UsageError(f"--grid-mm must be a positive number, got {args.grid_mm}")
+    if args.tolerance is not None and not (math.isfinite(args.tolerance) and args.tolerance >= 0):
+        raise UsageError(f"--tolerance must be a non-negative force in N, got {args.tolerance}")
+    if args.max_segments < 1:
+        raise UsageError(f"--max-segments must be >= 1, got {args.max_segments}")
+    if args.cutoff_hz is not None and not (math.isfinite(args.cutoff_hz) and args.cutoff_hz > 0):
+        raise UsageError(f"--cutoff-hz must be a positive number, got {args.cutoff_hz}")
+    out = Path(args.output)
+    if out.suffix.lower() not in (".yaml", ".yml", ".msgpack", ".mpk"):
+        raise UsageError(f"-o {args.output}: use a .yaml or .msgpack file name")
+    if out.is_dir():
+        raise UsageError(f"-o {args.output}: is a directory")
+    if not (out.parent if str(out.parent) else Path(".")).is_dir():
+        raise UsageError(f"-o {args.output}: folder {out.parent} does not exist")
+
+
+class _Progress:
+    """A one-line progress bar on stderr, shown only on a terminal and only after about a second."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.t0 = time.monotonic()
+        self.shown = False
+
+    def __call__(self, fraction: float, stage: str) -> None:
+        if not self.enabled or (not self.shown and time.monotonic() - self.t0 < 1.0):
+            return
+        self.shown = True
+        width = 30
+        filled = int(round(width * min(max(fraction, 0.0), 1.0)))
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {100 * fraction:3.0f}% {stage:<24}")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 70 + "\r")
+            sys.stderr.flush()
+
+
+def _cmd_impedance(args: argparse.Namespace) -> int:
+    from hapticam.identify.capture import load_capture
+    from hapticam.identify.impedance_fit import identify_impedance, validate_model
+
+    _check_args(args)
+    fixed = _parse_fix(args.fix)
+    capture = load_capture(args.capture)
+    other = load_capture(args.validate) if args.validate else None
+    bar = _Progress()
+    try:
+        fit = identify_impedance(capture, forgetting=args.forgetting,
+                                 grid_m=None if args.grid_mm is None else args.grid_mm * 1e-3,
+                                 tolerance=args.tolerance, max_segments=args.max_segments, fixed=fixed,
+                                 interpolation=args.interpolation, cutoff_hz=args.cutoff_hz, progress=bar)
+        summary = dict(fit.summary)
+        if other is not None:
+            val = validate_model(fit.model, other)
+            summary["validate"] = {"capture": other.name, **val}
+            summary["validate_fit_percent"] = val["fit_percent"]
+            fit.provenance["metrics"]["validate_fit_percent"] = val["fit_percent"]
+            fit.provenance["metrics"]["validate_rms_N"] = val["rms_N"]
+    finally:
+        bar.close()
+    fit.save(args.output)
+    summary["output"] = args.output
+    if args.json:
+        print(json.dumps(_jsonable(summary), sort_keys=True))
+    else:
+        print(_table(summary))
+    return 0
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):
+        return _jsonable(value.item())
+    return value
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def _table(s: dict[str, Any]) -> str:
+    lines = [f"capture   {s['capture']}  ({s['samples']} samples, {s['dropouts']} dropout(s) excluded)",
+             f"model     {s['output']}",
+             "identifiable: " + ", ".join(f"{t} {'yes' if ok else 'no (fixed ' + _fmt(s['settings']['fixed'].get(t, 0.0)) + ')'}"
+                                          for t, ok in s["identifiable"].items())]
+    head = f"{'direction':<10}{'segments':>9}  {'m kg':>19}  {'b N s/m':>19}  {'k N/m':>21}  {'F0 N':>19}  {'fit %':>7}"
+    lines += ["", head, "-" * len(head)]
+    for name, d in s["directions"].items():
+        cells = []
+        for key in ("m_kg", "b_Nspm", "k_Npm", "f0_N"):
+            lo, hi = d["parameter_ranges"][key]
+            cells.append(f"{_fmt(lo)}..{_fmt(hi)}")
+        fitp = d["fit_percent"]
+        lines.append(f"{name:<10}{d['segments']:>9}  {cells[0]:>19}  {cells[1]:>19}  {cells[2]:>21}  {cells[3]:>19}  "
+                     f"{fitp:7.2f}")
+    lines += ["", f"training fit {s['fit_percent']:.2f} % (seed 003 eq. 53), RMS {_fmt(s['rms_N'])} N, "
+                  f"max {_fmt(s['max_N'])} N"]
+    if "validate" in s:
+        v = s["validate"]
+        lines.append(f"validation fit {v['fit_percent']:.2f} % on {v['capture']}, RMS {_fmt(v['rms_N'])} N, "
+                     f"max {_fmt(v['max_N'])} N")
+    for note in s.get("notes", []):
+        lines.append(f"note: {note}")
+    return "\n".join(lines)

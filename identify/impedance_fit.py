@@ -221,8 +221,8 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     grid_m : float, optional
         Position grid (m); default 1 mm, or travel / 200 for travel under 50 mm.
     tolerance : float, optional
-        Largest excess RMS force error (N) the segmentation may add over the grid fit; default 1 % of
-        the direction's force standard deviation (unless ``penalty`` is given).
+        Largest excess RMS force error (N) the segmentation may add over the grid fit; default
+        :func:`hapticam.identify.segmentation.default_tolerance` (unless ``penalty`` is given).
     max_segments : int
         Most segments per direction.
     fixed : dict, optional
@@ -349,10 +349,7 @@ def _fit_direction(name, prep, regress, idx, free, fixed_vec, x_col, one_col, la
     p_std = np.zeros((rec.size, 4))
     p_theta[:, free] = prof.theta_path[rec]
     p_std[:, free] = np.sqrt(np.maximum(prof.sigma2 * np.diagonal(prof.P_recorded, axis1=1, axis2=2), 0.0))
-    tol = tolerance
-    if tol is None and penalty is None:
-        tol = 0.01 * float(np.std(prep.f[idx]))
-    seg = segment(x, phi, y, edges, x_col=x_col, one_col=one_col, mode=interpolation, tolerance_N=tol,
+    seg = segment(x, phi, y, edges, x_col=x_col, one_col=one_col, mode=interpolation, tolerance_N=tolerance,
                   penalty=penalty, max_segments=max_segments)
     bp = seg.breakpoints_m
     if interpolation == "constant":
@@ -363,7 +360,7 @@ def _fit_direction(name, prep, regress, idx, free, fixed_vec, x_col, one_col, la
     table = table_cls(bp, theta[:, 0], theta[:, 1], theta[:, 2], theta[:, 3], where=name)
     fit = DirectionFit(name=name, samples=int(idx.size), segmentation=seg, theta=theta, std=std,
                        residual_rms_N=rms, segment_samples=counts, profile_x_m=x[rec], profile_theta=p_theta,
-                       profile_std=p_std, tolerance_N=float(tol) if tol is not None else float("nan"),
+                       profile_std=p_std, tolerance_N=seg.tolerance_N,
                        windup_steps=prof.windup_steps)
     return fit, table
 
