@@ -59,8 +59,10 @@ class LoopConfig:
     ``proxy``: ``"auto"`` renders a model's inertia through a virtual-coupling proxy when it is at least
     ``AUTO_PROXY_FRACTION`` of the device's own apparent mass (a lighter inertia is masked by the
     handle's, and the coupling's mode near ``sqrt(k_c / m)`` would distort the force more than the
-    inertia adds; it is dropped, the kernel seeing ``a = 0``); ``"off"`` never renders inertia; a number
-    forces that proxy mass (kg). ``spin_us``: how long before each
+    inertia adds; it is dropped, the kernel seeing ``a = 0``). Models with a ``hybrid-key`` component
+    never get an automatic proxy: the key drives the hammer's stiff contact dynamics inside the kernel
+    (reflected stiffness ~1e6 N/m through the lever), which an explicit proxy cannot follow; their key
+    mass is dropped. ``"off"`` never renders inertia; a number forces that proxy mass (kg). ``spin_us``: how long before each
     deadline the loop stops sleeping and spins.
     """
 
@@ -244,6 +246,8 @@ class ServoLoop:
             return 0.0, 0.0, 0.0, 1
         spec = self.device.spec
         if proxy == "auto":
+            if "hybrid-key" in compiled.kinds:
+                return 0.0, 0.0, 0.0, 1  # its stiff internal contact dynamics are driven by the key directly
             m = model_inertia(self.kernels, compiled)
             if m < AUTO_PROXY_FRACTION * spec.apparent_mass_kg:
                 return 0.0, 0.0, 0.0, 1
