@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "hapticam.devices.cli",
     "hapticam.identify.cli",
     "hapticam.render.cli",
+    "hapticam.render.verify_cli",
     "hapticam.models.cli",
 )
 

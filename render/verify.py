@@ -1,0 +1,199 @@
+"""Probe the rendered object the way the real one was probed, and compare the forces.
+
+:func:`verify` drives the simulated device's handle along a capture's recorded probe trajectory with a
+stiff position servo (the probe), runs the model through the real render loop (the compiled servo
+step and the safety layer, at the device rate, on the simulated clock), records the rendered force,
+and compares it with the captured force:
+
+- fit (seed 003 eq. 53), RMS and max error, overall and per direction of travel;
+- force-displacement curves per direction and the energy dissipated per cycle;
+- the features a person feels on a key and a perceptual verdict for each
+  (:mod:`hapticam.render.verify_features`).
+
+Replay details, all reported in the result:
+
+- The probe holds the handle through a spring-damper of ``PROBE_STIFFNESS_N_PER_M`` (1 N deflects it by
+  1 um, the encoder's resolution), critically damped on the handle's mass.
+- The handle first rests at the capture's start position for the safety layer's ramp-in time plus
+  ``SETTLE_S``; that lead-in is not compared.
+- Quasi-static replay: when the model's force does not depend on speed or acceleration (only on
+  position and direction of travel) and the capture is slow (median speed under
+  ``QUASI_STATIC_MPS``), the trajectory is replayed faster, at a median speed of ``REPLAY_MPS``. The
+  rendered force is then the same as at the capture's speed, and the velocity estimate of the loop is
+  far above its noise, as on a real device pressed by a finger. ``speedup`` overrides the choice.
+- The simulated device is sized to the capture: its workspace covers the capture's travel and its
+  force limit is at least twice the largest captured force (``max_force_N`` overrides).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from hapticam.devices.sim import SimParams
+from hapticam.devices.users import position_user
+from hapticam.errors import UsageError
+from hapticam.identify.capture import Capture
+from hapticam.identify.metrics import fit_report
+from hapticam.identify.preprocess import prepare
+from hapticam.models.base import Model
+from hapticam.models.kernels import model_force
+from hapticam.render.loop import LoopConfig, RenderResult, run_simulated
+from hapticam.render.safety import SafetyConfig
+from hapticam.render.verify_features import (FeatureReport, FxCurves, Thresholds, compare_features, fx_curves,
+                                             key_features)
+
+PROBE_STIFFNESS_N_PER_M = 1.0e6
+SETTLE_S = 0.05
+QUASI_STATIC_MPS = 1e-3
+REPLAY_MPS = 5e-3
+
+
+@dataclass
+class VerifyResult:
+    """Everything a verification measured. Forces in N, positions in m, times in s (capture's clock)."""
+
+    model_name: str
+    capture_name: str
+    t_s: np.ndarray
+    x_reference_m: np.ndarray
+    x_rendered_m: np.ndarray
+    force_reference_N: np.ndarray
+    force_rendered_N: np.ndarray
+    direction: np.ndarray
+    valid: np.ndarray
+    fit_percent: float
+    rms_N: float
+    max_error_N: float
+    per_direction: dict[str, dict[str, float]]
+    curves_reference: FxCurves
+    curves_rendered: FxCurves
+    features: FeatureReport
+    thresholds: Thresholds
+    passed: bool
+    failures: list[str]
+    replay: dict[str, Any] = field(default_factory=dict)
+    capture_source: str = ""
+    safety_events: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every number, JSON-ready (arrays left out; see the figure and the recording for those)."""
+        return {
+            "model": self.model_name, "capture": self.capture_name, "capture_source": self.capture_source,
+            "passed": self.passed,
+            "failures": self.failures, "fit_percent": self.fit_percent, "rms_N": self.rms_N,
+            "max_error_N": self.max_error_N, "per_direction": self.per_direction,
+            "features": {"captured": self.features.reference.to_dict(),
+                         "rendered": self.features.rendered.to_dict()},
+            "verdicts": [v.to_dict() for v in self.features.verdicts],
+            "noticeable_differences": self.features.noticeable,
+            "thresholds": vars(self.thresholds).copy(), "replay": self.replay,
+            "safety_events": self.safety_events, "samples_compared": int(self.valid.sum()),
+        }
+
+
+def is_quasi_static(model: Model, x_probe_m: np.ndarray) -> bool:
+    """True when the model's force depends only on position and direction of travel: the same force at
+    two speeds of the same sign and with or without acceleration, at a few positions."""
+    compiled = model.compile()
+    for x in x_probe_m:
+        for sign in (1.0, -1.0):
+            f_slow = _once(compiled, x, sign * 1e-3, 0.0, sign)
+            f_fast = _once(compiled, x, sign * 5e-2, 0.0, sign)
+            f_acc = _once(compiled, x, sign * 1e-3, 10.0, sign)
+            scale = max(abs(f_slow), 1e-3)
+            if abs(f_fast - f_slow) > 1e-6 * scale or abs(f_acc - f_slow) > 1e-6 * scale:
+                return False
+    return True
+
+
+def _once(compiled, x: float, v: float, a: float, sign: float) -> float:
+    state = compiled.reset_state()
+    # Two calls: the first sets any direction state held in the model, the second is the reading.
+    model_force(compiled.params, state, float(x), sign * 0.1, 0.0, 1e-3)
+    return float(model_force(compiled.params, state, float(x), float(v), float(a), 1e-3))
+
+
+def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_hz: float = 1000.0,
+           thresholds: Thresholds | None = None, speedup: float | None = None,
+           max_force_N: float | None = None, seed: int = 0) -> VerifyResult:
+    """Replay ``capture``'s probe trajectory on the rendered ``model`` and compare forces (module notes)."""
+    th = thresholds or Thresholds()
+    prepared = prepare(capture)
+    t_cap = capture.t_s - capture.t_s[0]
+    x_cap = capture.x_m
+    median_speed = float(np.median(np.abs(prepared.v)))
+
+    if speedup is None:
+        quasi = median_speed < QUASI_STATIC_MPS and is_quasi_static(
+            model, np.linspace(x_cap.min(), x_cap.max(), 9))
+        speedup = max(1.0, REPLAY_MPS / max(median_speed, 1e-12)) if quasi else 1.0
+    elif not (math.isfinite(speedup) and speedup > 0):
+        raise UsageError(f"speedup: must be a positive number, got {speedup}")
+
+    safety = SafetyConfig()
+    lead_s = safety.ramp_s + SETTLE_S
+    t_replay = lead_s + t_cap / speedup
+    duration_s = float(t_replay[-1]) + 2.0 / rate_hz
+    t_user = np.concatenate([[0.0], t_replay])
+    x_user = np.concatenate([[x_cap[0]], x_cap])
+
+    f_peak = float(np.max(np.abs(capture.f_N[capture.valid]))) if capture.valid.any() else 1.0
+    span = float(x_cap.max() - x_cap.min())
+    base = SimParams()
+    device = replace(base, max_force_N=max_force_N if max_force_N is not None else max(base.max_force_N,
+                                                                                         2.0 * f_peak),
+                     max_force_rate_N_per_s=max(base.max_force_rate_N_per_s, 1000.0 * 2.0 * f_peak),
+                     workspace_m=(float(x_cap.min()) - 0.2 * span - 1e-3, float(x_cap.max()) + 0.2 * span + 1e-3))
+    probe_b = 2.0 * math.sqrt(PROBE_STIFFNESS_N_PER_M * device.handle_mass_kg)  # critical damping
+    user = position_user(t_user, x_user, stiffness_N_per_m=PROBE_STIFFNESS_N_PER_M, damping_N_s_per_m=probe_b,
+                         name=f"replay of {capture.name}")
+    result: RenderResult = run_simulated(model, device, user, rate_hz=rate_hz, duration_s=duration_s,
+                                         safety=safety, config=LoopConfig(rate_hz=rate_hz, realtime=False),
+                                         seed=seed)
+
+    # Rendered force and handle position at the capture's sample times (tick values interpolated).
+    f_ren = np.interp(t_replay, result.t_s, result.force_N)
+    x_ren = np.interp(t_replay, result.t_s, result.x_m)
+    valid = capture.valid.copy()
+    direction = prepared.direction.astype(np.int64)
+
+    overall = fit_report(capture.f_N[valid], f_ren[valid])
+    per_direction: dict[str, dict[str, float]] = {}
+    for name, d in (("pressing", 1), ("releasing", -1)):
+        sel = valid & (direction == d)
+        if sel.sum() >= 2:
+            per_direction[name] = fit_report(capture.f_N[sel], f_ren[sel])
+
+    lo, hi = float(x_cap.min()), float(x_cap.max())
+    bin_m = max(1e-5, (hi - lo) / 5000.0)
+    curves_ref = fx_curves(x_cap[valid], capture.f_N[valid], direction[valid], bin_m, (lo, hi))
+    curves_ren = fx_curves(x_ren[valid], f_ren[valid], direction[valid], bin_m, (lo, hi))
+    feats_ref = key_features(curves_ref, th)
+    feats_ren = key_features(curves_ren, th)
+    report = FeatureReport(feats_ref, feats_ren, compare_features(feats_ref, feats_ren, th))
+
+    failures: list[str] = []
+    if overall["fit_percent"] < th.fit_percent:
+        failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %")
+    for verdict in report.verdicts:
+        if verdict.noticeable:
+            failures.append(f"{verdict.name}: a user could feel the difference"
+                            + (f" ({verdict.note})" if verdict.note else ""))
+    counts: dict[str, int] = {}
+    for event in result.events:
+        counts[event.name] = counts.get(event.name, 0) + 1
+
+    return VerifyResult(
+        model_name=model_name, capture_name=capture.name, t_s=t_cap, x_reference_m=x_cap, x_rendered_m=x_ren,
+        force_reference_N=capture.f_N, force_rendered_N=f_ren, direction=direction, valid=valid,
+        fit_percent=overall["fit_percent"], rms_N=overall["rms_N"], max_error_N=overall["max_N"],
+        per_direction=per_direction, curves_reference=curves_ref, curves_rendered=curves_ren, features=report,
+        thresholds=th, passed=not failures, failures=failures,
+        replay={"rate_hz": rate_hz, "speedup": speedup, "lead_in_s": lead_s, "ticks": int(result.t_s.size),
+                "probe_stiffness_N_per_m": PROBE_STIFFNESS_N_PER_M, "device_max_force_N": device.max_force_N,
+                "median_capture_speed_mps": median_speed},
+        safety_events=counts, capture_source=str(capture.metadata.get("source", "")))

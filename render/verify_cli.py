@@ -1,0 +1,117 @@
+"""``hapticam verify MODEL CAPTURE``: probe the rendered model as the real object was probed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from hapticam.errors import UsageError
+from hapticam.render.verify_features import POSITION_JND_M, Thresholds
+
+EXIT_FAILED = 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``hapticam verify``."""
+    p = sub.add_parser(
+        "verify", help="replay a capture's probe trajectory on the rendered model and compare forces",
+        description="Drive the simulated device's handle along CAPTURE's probe trajectory, render MODEL through "
+                    "the real servo loop and safety layer, and compare rendered with captured forces: fit "
+                    "(seed 003 eq. 53), RMS and max error per direction, force-displacement features and "
+                    "perceptual verdicts. Exit 0 when every metric is within its threshold, 1 when not, "
+                    "2 on bad input.")
+    p.add_argument("model", metavar="MODEL", help="model file (.yaml/.msgpack) or example:NAME")
+    p.add_argument("capture", metavar="CAPTURE", help="capture file (.csv or .npz)")
+    p.add_argument("--report", metavar="DIR", help="write verify.png and verify.json into DIR (created)")
+    p.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    p.add_argument("--rate", type=float, default=1000.0, help="servo rate in Hz (default 1000)")
+    p.add_argument("--fit-threshold", type=float, default=95.0, help="minimum fit in percent (default 95)")
+    p.add_argument("--force-weber", type=float, default=Thresholds.force_weber,
+                   help="force JND as a Weber fraction (default 0.07, Jones 1989)")
+    p.add_argument("--force-floor", type=float, default=Thresholds.force_floor_N,
+                   help="smallest force JND in N (default 0.02)")
+    p.add_argument("--stiffness-weber", type=float, default=Thresholds.stiffness_weber,
+                   help="stiffness JND as a Weber fraction (default 0.23, Jones & Hunter 1990)")
+    p.add_argument("--position-jnd-mm", type=float, default=POSITION_JND_M * 1e3,
+                   help="position JND in mm (default 1, Durlach et al. 1989)")
+    p.add_argument("--speedup", type=float, default=None,
+                   help="replay speed factor (default: automatic; faster only for quasi-static models and captures)")
+    p.add_argument("--max-force", type=float, default=None, help="device force limit in N (default: sized to the capture)")
+    p.set_defaults(func=_cmd_verify)
+
+
+def _positive(name: str, value: float) -> float:
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{name}: must be a positive number, got {value}")
+    return value
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from hapticam.identify.capture import load_capture
+    from hapticam.models.files import load_model_only
+    from hapticam.render.verify import verify
+    from hapticam.render.verify_report import write_figure, write_json
+
+    th = Thresholds(fit_percent=args.fit_threshold, force_weber=_positive("--force-weber", args.force_weber),
+                    force_floor_N=_positive("--force-floor", args.force_floor),
+                    stiffness_weber=_positive("--stiffness-weber", args.stiffness_weber),
+                    position_jnd_m=_positive("--position-jnd-mm", args.position_jnd_mm) * 1e-3)
+    if not math.isfinite(args.fit_threshold):
+        raise UsageError("--fit-threshold: must be a number")
+    if args.max_force is not None:
+        _positive("--max-force", args.max_force)
+    model = load_model_only(args.model)
+    capture = load_capture(args.capture)
+    report_dir = None
+    if args.report:
+        report_dir = Path(args.report)
+        if report_dir.exists() and not report_dir.is_dir():
+            raise UsageError(f"--report: {report_dir} exists and is not a folder")
+    result = verify(model, capture, model_name=str(args.model), rate_hz=_positive("--rate", args.rate),
+                    thresholds=th, speedup=args.speedup, max_force_N=args.max_force)
+    data = result.to_dict()
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        write_json(report_dir / "verify.json", data)
+        write_figure(report_dir / "verify.png", result)
+    if args.json:
+        print(json.dumps(data, indent=2, default=float))
+    else:
+        print(summary_table(result))
+        if report_dir is not None:
+            print(f"report: {report_dir / 'verify.png'}, {report_dir / 'verify.json'}")
+    return 0 if result.passed else EXIT_FAILED
+
+
+def summary_table(result) -> str:
+    """One table: overall and per-direction force metrics, then each feature with its verdict."""
+    lines = [f"verify {result.model_name} against {result.capture_name}",
+             f"  replay: {result.replay['ticks']} ticks at {result.replay['rate_hz']:g} Hz, "
+             f"speed x{result.replay['speedup']:.3g}; safety events: "
+             + (", ".join(f"{k} {v}" for k, v in sorted(result.safety_events.items())) or "none"),
+             "",
+             f"  {'metric':<30} {'captured':>12} {'rendered':>12} {'difference':>12} {'threshold':>12}  verdict"]
+
+    def row(name: str, ref: str, ren: str, diff: str, thr: str, ok: bool) -> None:
+        lines.append(f"  {name:<30} {ref:>12} {ren:>12} {diff:>12} {thr:>12}  {'ok' if ok else 'FAIL'}")
+
+    th = result.thresholds
+    row("fit, all (%)", "", f"{result.fit_percent:.2f}", "", f">= {th.fit_percent:g}",
+        result.fit_percent >= th.fit_percent)
+    for name, m in result.per_direction.items():
+        row(f"fit, {name} (%)", "", f"{m['fit_percent']:.2f}", f"rms {m['rms_N'] * 1e3:.1f} mN", "", True)
+    row("RMS / max error (N)", "", f"{result.rms_N:.4f}", f"{result.max_error_N:.4f}", "", True)
+    for v in result.features.verdicts:
+        scale, unit = (1e3, "mm") if v.unit == "m" else (1.0, v.unit)
+
+        def fmt(x: float | None) -> str:
+            return "-" if x is None else f"{x * scale:.4g}"
+
+        thr = "-" if v.threshold is None else f"{v.threshold * scale:.3g} {unit}"
+        row(f"{v.name} ({unit})", fmt(v.reference), fmt(v.rendered), fmt(v.difference), thr, not v.noticeable)
+    lines.append("")
+    lines.append("  PASSED: no difference a user could feel" if result.passed
+                 else "  FAILED: " + "; ".join(result.failures))
+    return "\n".join(lines)

@@ -1,0 +1,106 @@
+"""The verification report: one PNG figure and one JSON file with every number.
+
+The figure has three panels: force-displacement overlay per direction (captured vs rendered), force
+versus time with the residual, and the feature table with each verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hapticam.errors import HapticError
+from hapticam.models.files import atomic_write_bytes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hapticam.render.verify import VerifyResult
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def write_json(path: str | os.PathLike[str], data: dict[str, Any]) -> None:
+    """Write ``data`` as indented JSON, atomically."""
+    atomic_write_bytes(path, (json.dumps(data, indent=2, default=_json_default) + "\n").encode())
+
+
+def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:
+    """Draw the verification figure to a PNG, atomically (matplotlib's Agg backend, no display)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(13, 8.5), constrained_layout=True)
+    grid = fig.add_gridspec(2, 2, height_ratios=[1.1, 1.0])
+    ax_fx = fig.add_subplot(grid[0, 0])
+    ax_t = fig.add_subplot(grid[0, 1])
+    ax_tab = fig.add_subplot(grid[1, :])
+
+    ref, ren = result.curves_reference, result.curves_rendered
+    for curves, style, label in ((ref, "-", "captured"), (ren, "--", "rendered")):
+        ax_fx.plot(curves.x_m * 1e3, curves.press_N, style, color="tab:blue", lw=1.2, label=f"{label}, pressing")
+        ax_fx.plot(curves.x_m * 1e3, curves.release_N, style, color="tab:orange", lw=1.2,
+                   label=f"{label}, releasing")
+    ax_fx.set_xlabel("position x (mm)")
+    ax_fx.set_ylabel("force on the object F (N)")
+    ax_fx.set_title("force-displacement, per direction of travel")
+    ax_fx.legend(fontsize=8)
+    ax_fx.grid(alpha=0.3)
+
+    t = result.t_s
+    ax_t.plot(t, result.force_reference_N, color="black", lw=0.8, label="captured")
+    ax_t.plot(t, result.force_rendered_N, color="tab:red", lw=0.8, alpha=0.8, label="rendered")
+    ax_t.plot(t, result.force_rendered_N - result.force_reference_N, color="tab:green", lw=0.6,
+              label="residual")
+    ax_t.set_xlabel("time t (s)")
+    ax_t.set_ylabel("force (N)")
+    ax_t.set_title(f"fit {result.fit_percent:.2f} % (seed 003 eq. 53), RMS {result.rms_N * 1e3:.1f} mN")
+    ax_t.legend(fontsize=8)
+    ax_t.grid(alpha=0.3)
+
+    ax_tab.axis("off")
+    rows = [[v.name, _fmt(v.reference, v.unit), _fmt(v.rendered, v.unit), _fmt(v.difference, v.unit),
+             _fmt(v.threshold, v.unit), "FEELS DIFFERENT" if v.noticeable else "same", v.note]
+            for v in result.features.verdicts]
+    if rows:
+        table = ax_tab.table(cellText=rows, colLabels=["feature", "captured", "rendered", "difference",
+                                                       "JND", "verdict", "note"], loc="upper center")
+        table.auto_set_font_size(False)
+        table.set_fontsize(8)
+        table.scale(1, 1.4)
+    verdict = "PASS" if result.passed else "FAIL"
+    ax_tab.set_title(f"{result.model_name} vs {result.capture_name}: {verdict}", fontsize=11)
+    if result.capture_source:
+        fig.text(0.01, 0.005, f"capture: {result.capture_source}", fontsize=7, color="dimgray")
+
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp.png")
+    try:
+        fig.savefig(tmp, dpi=90)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise HapticError(f"{target}: cannot write the figure ({exc.strerror or exc})") from exc
+    finally:
+        plt.close(fig)
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "m":
+        return f"{value * 1e3:.3f} mm"
+    if unit == "N":
+        return f"{value:.3f} N"
+    return f"{value:.4g} {unit}"
