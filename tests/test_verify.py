@@ -1,0 +1,143 @@
+"""``hapticam verify``: the rendered object probed as the real one was (issue 5, "Verification")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hapticam.cli import main
+from hapticam.identify.capture import Capture, load_capture, save_capture
+from hapticam.identify.impedance_fit import identify_impedance
+from hapticam.models import SegmentedImpedance, position_table
+from hapticam.models.files import save_model
+from hapticam.render.verify import is_quasi_static, verify
+from hapticam.render.verify_features import Thresholds, compare_features, fx_curves, key_features
+
+SWITCHES = Path(__file__).resolve().parents[2] / "shared" / "data" / "switch_curves"
+if not SWITCHES.is_dir():  # a clone next to ../shared, or the workplace layout
+    SWITCHES = Path("/work/shared/data/switch_curves")
+REAL = sorted(SWITCHES.glob("*.csv"))
+needs_real = pytest.mark.skipif(not REAL, reason="real switch captures not available")
+
+
+def _triangle_capture(f_press, f_release=None, travel_m: float = 0.004, n: int = 801) -> Capture:
+    """A quasi-static press and release (5 um steps at 10 Hz, like the real tester) of a known curve."""
+    x_down = np.linspace(0.0, travel_m, n)
+    x = np.concatenate([x_down, x_down[::-1][1:]])
+    f = np.concatenate([f_press(x_down), (f_release or f_press)(x_down[::-1][1:])])
+    t = 0.1 * np.arange(x.size)
+    return Capture.from_arrays(t, x, f, name="<triangle>")
+
+
+def test_exact_model_of_a_known_curve_verifies_with_fit_near_100() -> None:
+    # Ground truth: a linear spring with preload and a release curve 0.05 N lower (hysteresis).
+    press = lambda x: 0.35 + 70.0 * x  # noqa: E731
+    release = lambda x: 0.30 + 70.0 * x  # noqa: E731
+    capture = _triangle_capture(press, release)
+    xs = np.linspace(0.0, 0.004, 41)
+    model = position_table(xs, press(xs), release(xs), dead_band_mps=1e-6)
+    result = verify(model, capture)
+    assert result.passed, result.failures
+    assert result.fit_percent > 99.0
+    assert result.rms_N < 0.005
+    # Hysteresis energy: the 0.05 N gap over 4 mm of travel is 0.2 mJ (closed form).
+    assert result.features.reference.hysteresis_J == pytest.approx(0.05 * 0.004, rel=0.02)
+    assert result.features.rendered.hysteresis_J == pytest.approx(0.05 * 0.004, rel=0.05)
+    assert result.replay["speedup"] > 10  # quasi-static replay was chosen
+    assert set(result.per_direction) == {"pressing", "releasing"}
+
+
+def test_force_offset_beyond_weber_fraction_is_named() -> None:
+    press = lambda x: 0.40 + 60.0 * x  # noqa: E731
+    capture = _triangle_capture(press)
+    xs = np.linspace(0.0, 0.004, 41)
+    # 15 % stronger: twice the 7 % force JND, so preload must be called out.
+    model = position_table(xs, 1.15 * press(xs), 1.15 * press(xs), dead_band_mps=1e-6)
+    result = verify(model, capture)
+    assert not result.passed
+    assert "preload" in result.features.noticeable
+    # 3 % stronger: below the JND; the verdict must say the user cannot feel it.
+    model = position_table(xs, 1.03 * press(xs), 1.03 * press(xs), dead_band_mps=1e-6)
+    result = verify(model, capture, thresholds=Thresholds(fit_percent=0.0))
+    assert "preload" not in result.features.noticeable
+
+
+def test_features_of_a_synthetic_tactile_curve() -> None:
+    x = np.linspace(0.0, 0.004, 4001)
+    bump = 0.15 * np.exp(-0.5 * ((x - 0.0015) / 0.0002) ** 2)
+    bottom = np.where(x > 0.0036, 8000.0 * (x - 0.0036), 0.0)
+    f = 0.3 + 50.0 * x + bump + bottom
+    d = np.ones_like(x, dtype=np.int64)
+    feats = key_features(fx_curves(x, f, d))
+    assert feats.bump_position_m == pytest.approx(0.0015, abs=3e-5)
+    assert feats.bump_peak_N == pytest.approx(0.3 + 50 * 0.0015 + 0.15, abs=0.005)
+    assert feats.preload_N == pytest.approx(0.3 + 50 * 0.00015, abs=0.01)
+    assert feats.bottom_out_m == pytest.approx(0.0036, abs=5e-5)
+    flat = key_features(fx_curves(x, 0.3 + 50.0 * x + bottom, d))
+    assert flat.bump_peak_N is None
+    verdicts = {v.name: v for v in compare_features(feats, flat)}
+    assert verdicts["tactile bump"].noticeable and "capture only" in verdicts["tactile bump"].note
+
+
+def test_dynamic_models_are_not_replayed_faster() -> None:
+    table = position_table(np.array([0.0, 0.004]), np.array([0.3, 0.6]))
+    assert is_quasi_static(table, np.linspace(0, 0.004, 5))
+    with_mass = SegmentedImpedance.from_dict({**table.to_dict(), "press": {**table.to_dict()["press"],
+                                                                          "m_kg": [0.01, 0.01]}})
+    assert not is_quasi_static(with_mass, np.linspace(0, 0.004, 5))
+
+
+@needs_real
+@pytest.mark.parametrize("path", REAL, ids=[p.stem for p in REAL])
+def test_every_real_switch_identifies_and_verifies_above_95_percent(path: Path) -> None:
+    capture = load_capture(path)
+    fit = identify_impedance(capture)
+    result = verify(fit.model, capture)
+    assert result.fit_percent >= 95.0
+    assert result.passed, result.failures
+
+
+@needs_real
+def test_linear_model_against_tactile_capture_fails_naming_the_bump(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    red = identify_impedance(load_capture(SWITCHES / "Cherry-MX-Red.csv")).model
+    save_model(tmp_path / "red.yaml", red)
+    code = main(["verify", str(tmp_path / "red.yaml"), str(SWITCHES / "Gateron-Brown.csv"), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["passed"] is False
+    assert "tactile bump" in out["noticeable_differences"]
+    for key in ("fit_percent", "rms_N", "max_error_N", "passed", "verdicts"):
+        assert key in out
+
+
+@needs_real
+def test_cli_report_files_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    brown = SWITCHES / "Gateron-Brown.csv"
+    save_model(tmp_path / "brown.msgpack", identify_impedance(load_capture(brown)).model)
+    code = main(["verify", str(tmp_path / "brown.msgpack"), str(brown), "--report", str(tmp_path / "rep")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "PASSED" in out and "bump peak force" in out
+    data = json.loads((tmp_path / "rep" / "verify.json").read_text())
+    assert data["passed"] is True and data["fit_percent"] > 95
+    assert "bluepylons" in data["capture_source"]
+    png = (tmp_path / "rep" / "verify.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["verify", "example:linear-key", "missing.csv"], "missing.csv"),
+    (["verify", "missing.yaml", "cap.csv"], "no such file"),
+    (["verify", "example:linear-key", "cap.csv", "--rate", "0"], "--rate"),
+    (["verify", "example:linear-key", "cap.csv", "--force-weber", "nan"], "--force-weber"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    save_capture(tmp_path / "cap.csv", _triangle_capture(lambda x: 0.3 + 50 * x))
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
