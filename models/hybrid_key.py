@@ -153,18 +153,20 @@ SUBSTEP_REF_SPEED_MPS = 10.0
 CAPTURE_SPEED_MPS = 1e-3
 #: Input clamps (finite inputs beyond any device are clamped, so the kernel never overflows).
 X_LIMIT_M, V_LIMIT_MPS, A_LIMIT_MPS2 = 10.0, 1e4, 1e7
+#: Tick length bounds (s): a positive dt outside them is integrated as the nearest bound.
+DT_MIN_S, DT_MAX_S = 1e-7, 1.0
 #: Hammer state bounds; beyond them (or on a non-finite value) the hammer is reset to rest.
 Y_LIMIT_M, W_LIMIT_MPS, F_LIMIT_N = 1e4, 1e4, 1e9
 _MAX_EXTRA_ITERATIONS = 64
 
 
 # ================================================================== numba kernel ===================
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _clamp(val, lo, hi):
     return lo if val < lo else (hi if val > hi else val)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _hc_force(p, rho, rho_dot):
     """Hunt-Crossley contact force (N): F = k rho^n + b rho^n rho_dot, >= 0 (seed 000 eq. 26)."""
     if rho <= 0.0:
@@ -177,7 +179,7 @@ def _hc_force(p, rho, rho_dot):
     return F_LIMIT_N if f > F_LIMIT_N else f
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _rk4_contact(p, s0, sp, y, w, h):
     """One RK4 step of m_h y'' = F_c(s - y, s_dot - y_dot) - m_h g with drive point s0 + sp t.
 
@@ -199,13 +201,15 @@ def _rk4_contact(p, s0, sp, y, w, h):
     return y_new, w_new, h / 6.0 * (f1 + 2.0 * f2 + 2.0 * f3 + f4)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _liftoff_time(s0, sp, y0, w0, y1, w1, h):
     """Time in (0, h] where rho = s0 + sp t - y(t) crosses 0, y(t) the cubic Hermite interpolant of
     (y0, w0) at 0 and (y1, w1) at h; rho(0) > 0 >= rho(h). Illinois regula falsi."""
     lo, hi = 0.0, h
     f_lo = s0 - y0
     f_hi = s0 + sp * h - y1
+    if not f_lo > 0.0:
+        return 0.0
     side = 0
     t = h
     for _ in range(60):
@@ -234,7 +238,7 @@ def _liftoff_time(s0, sp, y0, w0, y1, w1, h):
     return hi if f > 0.0 else t
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _landing_time(g0, c1, g):
     """Smallest tau >= 0 with gap(tau) = g0 + c1 tau - g tau^2 / 2 = 0 (hammer meets the drive point),
     or -1. g0 = y - s >= 0, c1 = y_dot - s_dot. Cancellation-free quadratic roots."""
@@ -252,7 +256,7 @@ def _landing_time(g0, c1, g):
     return -1.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _string_time(d0, w, g):
     """Smallest tau >= 0 with y(tau) = y_s rising (d0 = y_s - y, y(tau) = y + w tau - g tau^2 / 2), or -1."""
     if w <= 0.0:
@@ -267,7 +271,7 @@ def _string_time(d0, w, g):
     return d0 / w
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _drive(p, x, escaped):
     """Drive point height (m) at key position x: r x on the jack; once escaped, the backcheck
     r x - d_c clip((x - x_r) / (x_l - x_r), 0, 1) (the escapement model of the module docstring)."""
@@ -278,7 +282,7 @@ def _drive(p, x, escaped):
     return r * x - p[P_DC] * f
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _dsdx(p, x, escaped):
     """Lever ratio ds/dx of the drive point at key position x (the factor on the hammer reaction)."""
     r = p[P_R]
@@ -287,7 +291,7 @@ def _dsdx(p, x, escaped):
     return r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _log_event(s, code, t, speed, T):
     """Record an event at time t (s) inside a tick of length T: log slot, time-since slot, flag bit."""
     n = int(s[S_EV_COUNT])
@@ -313,7 +317,7 @@ def _log_event(s, code, t, speed, T):
     s[S_FLAGS] = flags
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _place_at_rest(p, s, x):
     """Put the hammer at rest on the drive point at key position x (contact mode)."""
     s[S_Y] = _drive(p, x, s[S_ESCAPED]) - p[P_DELTA0]  # static penetration m_h g = k delta0^n (seed 000 eq. 26)
@@ -321,7 +325,7 @@ def _place_at_rest(p, s, x):
     s[S_MODE] = MODE_CONTACT
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _advance(p, s, x0, u, t, seg_end, T, hs, y, w, mode, max_iter, iters):
     """Advance the hammer from t to seg_end (s) over one interval on which the drive point is linear in
     time. Returns (y, w, mode, (ds/dx)-weighted contact impulse (N s), iterations used)."""
@@ -416,15 +420,15 @@ def _advance(p, s, x0, u, t, seg_end, T, hs, y, w, mode, max_iter, iters):
     return y, w, mode, impulse, iters
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def hybrid_key_force(p, s, x, v, a, dt):
     """Force (N) the user applies to the key at position ``x`` (m, +x pressing), velocity ``v`` (m/s)
     and acceleration ``a`` (m/s^2); advances the hammer by ``dt`` (s) with the key moving linearly from
     the previous tick's position. Writes the next state into ``s`` (layout in the module docstring).
 
-    ``dt <= 0`` evaluates the force without advancing. Non-finite inputs return NaN and leave ``s``
-    unchanged; finite inputs never give NaN (they are clamped to ``X_LIMIT_M``, ``V_LIMIT_MPS``,
-    ``A_LIMIT_MPS2``)."""
+    ``dt <= 0`` evaluates the force without advancing; a positive ``dt`` is integrated within
+    [``DT_MIN_S``, ``DT_MAX_S``]. Non-finite inputs return NaN and leave ``s`` unchanged; finite inputs
+    never give NaN (they are clamped to ``X_LIMIT_M``, ``V_LIMIT_MPS``, ``A_LIMIT_MPS2``)."""
     if not (math.isfinite(x) and math.isfinite(v) and math.isfinite(a) and math.isfinite(dt)):
         return np.nan
     x = _clamp(x, -X_LIMIT_M, X_LIMIT_M)
@@ -454,7 +458,7 @@ def hybrid_key_force(p, s, x, v, a, dt):
     if not dt > 0.0:
         return f_key + s[S_REACTION]
 
-    T = dt
+    T = _clamp(dt, DT_MIN_S, DT_MAX_S)
     x0 = s[S_XPREV]
     u = (x - x0) / T  # key velocity of the linear interpolant over this tick
     y = s[S_Y]
@@ -531,13 +535,13 @@ def hybrid_key_force(p, s, x, v, a, dt):
     return f_key + reaction
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def hybrid_key_flags(p, s):
     """Mode/event flags of the last tick (int bit field; bits listed in the module docstring)."""
     return int(s[S_FLAGS])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def hybrid_key_run(p, s, x, v, a, dt, out_force, out_y, out_w, out_flags,
                    ev_tick, ev_code, ev_time, ev_speed):
     """Run the kernel over sampled key motion ``x[i]`` (m) at ``t = i dt`` (s), writing the force (N),
@@ -653,6 +657,8 @@ class HybridKey(Model):
         self.keybed_k_Npm = as_float("keybed_k_Npm", keybed_k_Npm, min_value=0.0, max_value=1e12)
         self.keybed_b_Nspm = as_float("keybed_b_Nspm", keybed_b_Nspm, min_value=0.0, max_value=1e9)
         if self.let_off_m is not None:
+            if self.keybed_m is not None and not self.let_off_m < self.keybed_m:
+                raise ModelValidationError(f"let_off_m: must be < keybed_m ({self.keybed_m:g} m), got {self.let_off_m:g}")
             if not self.repetition_m < self.let_off_m:
                 raise ModelValidationError(f"repetition_m: must be < let_off_m ({self.let_off_m:g} m), "
                                            f"got {self.repetition_m:g}")
@@ -671,13 +677,12 @@ class HybridKey(Model):
             if not self.string_height_m > top:
                 raise ModelValidationError(f"string_height_m: must be above the let-off drive height "
                                            f"lever_ratio * let_off_m = {top:g} m, got {self.string_height_m:g}")
-        if self.let_off_m is not None and self.keybed_m is not None:
-            if not self.let_off_m < self.keybed_m:
-                raise ModelValidationError(f"let_off_m: must be < keybed_m ({self.keybed_m:g} m), got {self.let_off_m:g}")
-            check_top = self.lever_ratio * self.keybed_m - self.check_drop_m
-            if self.string_height_m is not None and not self.string_height_m > check_top:
-                raise ModelValidationError(f"string_height_m: must be above the backcheck at the keybed, lever_ratio "
-                                           f"* keybed_m - check_drop_m = {check_top:g} m, got {self.string_height_m:g}")
+            if self.keybed_m is not None:
+                check_top = self.lever_ratio * self.keybed_m - self.check_drop_m
+                if not self.string_height_m > check_top:
+                    raise ModelValidationError(f"string_height_m: must be above the backcheck at the keybed, "
+                                               f"lever_ratio * keybed_m - check_drop_m = {check_top:g} m, "
+                                               f"got {self.string_height_m:g}")
 
     # -- derived quantities -----------------------------------------------------------------------------
     @property
