@@ -53,6 +53,7 @@ D_FU = 19         # last user force on the handle (N)
 D_TAB_T0 = 20     # user table start time (s)
 D_TAB_DT = 21     # user table step (s)
 D_FCMD = 22       # last commanded force after the motor limit (N)
+D_TAB_PERIOD = 23  # user trajectory repeats with this period (s); 0: plays once
 D_SIZE = 24
 
 
@@ -111,6 +112,9 @@ def user_reference(dev, utab, t):
     """Reference value and rate of the user's trajectory at time ``t`` (linear interpolation on the
     uniform grid; held with zero rate past the end)."""
     n = utab.shape[0]
+    period = dev[D_TAB_PERIOD]
+    if period > 0.0 and t > dev[D_TAB_T0]:
+        t = dev[D_TAB_T0] + (t - dev[D_TAB_T0]) % period  # periodic user: t mod period
     s = (t - dev[D_TAB_T0]) / dev[D_TAB_DT]
     if s <= 0.0:
         return utab[0, 0], utab[0, 1] if s == 0.0 else 0.0
@@ -227,6 +231,7 @@ class SimulatedDevice(Device):
             d[D_BU] = u.damping_N_s_per_m
             d[D_TAB_T0] = u.t0_s
             d[D_TAB_DT] = u.dt_s
+            d[D_TAB_PERIOD] = u.period_s
             d[D_X] = u.x0_m
         else:
             d[D_MODE] = 0

@@ -34,7 +34,8 @@ FINGER_DAMPING_N_S_PER_M = 2.0
 class User:
     """A user at the handle: ``mode`` (position or force), a uniform grid (``t0_s``, ``dt_s``) of the
     reference ``value`` (m or N) and its rate ``rate`` (m/s or N/s), and the hand impedance
-    (``stiffness_N_per_m``, ``damping_N_s_per_m``; unused for force users)."""
+    (``stiffness_N_per_m``, ``damping_N_s_per_m``; unused for force users). ``period_s > 0`` repeats
+    the trajectory with that period (for runs of unbounded length)."""
 
     name: str
     mode: int
@@ -44,6 +45,13 @@ class User:
     rate: np.ndarray
     stiffness_N_per_m: float = 0.0
     damping_N_s_per_m: float = 0.0
+    period_s: float = 0.0
+
+    def repeating(self) -> "User":
+        """The same user repeating its trajectory forever (period = its grid length)."""
+        from dataclasses import replace
+
+        return replace(self, period_s=self.dt_s * self.value.size)
 
     @property
     def duration_s(self) -> float:

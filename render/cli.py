@@ -1,9 +1,150 @@
-"""Subcommands of this subpackage (registered by :mod:`hapticam.cli`)."""
+"""``hapticam render``, ``hapticam monitor`` and ``hapticam bench render``."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
+
+from hapticam.errors import UsageError
+
+DEFAULT_TELEMETRY = "tcp://127.0.0.1:5556"
+DEFAULT_CONTROL = "tcp://127.0.0.1:5557"
+
+
+def bench_subparsers(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """The ``hapticam bench`` group's subparsers, creating the group on first use (any subpackage may
+    add ``hapticam bench NAME`` through this)."""
+    if "bench" in sub.choices:
+        parser = sub.choices["bench"]
+        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    parser = sub.add_parser("bench", help="benchmarks (each runs its pure-Python peer in the same run)",
+                            description="Benchmarks that ship with hapticam.")
+    action = parser.add_subparsers(dest="bench", metavar="BENCH", parser_class=type(parser))
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+    return action
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add this subpackage's subcommands to the ``hapticam`` parser."""
+    """Add ``render``, ``monitor`` and ``bench render``."""
+    p = sub.add_parser("render", help="render a model on a haptic device (1 kHz servo loop)",
+                       description="Render MODEL (a model file or example:NAME) on a device. Prints loop "
+                                   "statistics and safety interventions at the end; Ctrl-C stops with zero "
+                                   "force and a complete recording.")
+    p.add_argument("model", help="model file (.yaml/.msgpack) or example:NAME")
+    p.add_argument("--device", default="sim", help="device adapter (default: sim)")
+    p.add_argument("--rate", type=float, default=1000.0, help="servo rate in Hz, 100-10000 (default 1000)")
+    p.add_argument("--duration", type=float, default=None,
+                   help="seconds to run (default: until Ctrl-C in real time, 2 s on the simulated clock)")
+    p.add_argument("--user", default="press", choices=("press", "sine", "sweep", "finger"),
+                   help="simulated user at the handle (default press)")
+    p.add_argument("--depth-mm", type=float, default=4.0, help="travel of the simulated user (mm, default 4)")
+    p.add_argument("--record", metavar="FILE", help="record every tick to a capture CSV")
+    p.add_argument("--telemetry", nargs="?", const=DEFAULT_TELEMETRY, default=None, metavar="ADDRESS",
+                   help=f"publish telemetry (default address {DEFAULT_TELEMETRY})")
+    p.add_argument("--control", nargs="?", const=DEFAULT_CONTROL, default=None, metavar="ADDRESS",
+                   help=f"answer control requests (default address {DEFAULT_CONTROL})")
+    clock = p.add_mutually_exclusive_group()
+    clock.add_argument("--realtime", dest="realtime", action="store_true", default=True,
+                       help="run on the wall clock (default)")
+    clock.add_argument("--simulated-clock", dest="realtime", action="store_false",
+                       help="run on a simulated clock, as fast as possible (simulator only)")
+    p.add_argument("--passivity", action="store_true", help="enable the passivity observer/controller")
+    p.add_argument("--max-force", type=float, default=None, help="force limit below the device's (N)")
+    p.add_argument("--seed", type=int, default=0, help="simulator noise seed")
+    p.set_defaults(func=_cmd_render)
+
+    m = sub.add_parser("monitor", help="print live telemetry of a running render",
+                       description="Subscribe to a render's telemetry and print one line per batch.")
+    m.add_argument("address", nargs="?", default=DEFAULT_TELEMETRY, help=f"default {DEFAULT_TELEMETRY}")
+    m.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    m.add_argument("--batches", type=int, default=None, help="stop after this many batches")
+    m.set_defaults(func=_cmd_monitor)
+
+    b = bench_subparsers(sub).add_parser(
+        "render", help="servo loop timing: hapticam vs a plain Python loop, idle and under load",
+        description="Run our loop and a plain Python loop (time.sleep pacing, NumPy model) at 1 kHz on the "
+                    "simulated device, idle and with a busy Python thread; report lateness percentiles, "
+                    "per-kind model tick time, and 10 kHz missed deadlines.")
+    b.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    b.add_argument("--seconds", type=float, default=10.0, help="seconds per run (default 10)")
+    b.set_defaults(func=_cmd_bench)
+
+
+def _positive(name: str, value: float | None) -> None:
+    if value is not None and not value > 0:
+        raise UsageError(f"{name}: must be > 0, got {value:g}")
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from hapticam.devices.registry import device_class
+    from hapticam.devices.sim import SimulatedDevice
+    from hapticam.devices.users import make_user
+    from hapticam.models.files import load_model_only
+    from hapticam.render.loop import LoopConfig
+    from hapticam.render.safety import SafetyConfig
+    from hapticam.render.session import RenderSession
+
+    _positive("--duration", args.duration)
+    _positive("--depth-mm", args.depth_mm)
+    _positive("--max-force", args.max_force)
+    config = LoopConfig(rate_hz=args.rate).checked()
+    model = load_model_only(args.model)
+    cls = device_class(args.device)
+    if not issubclass(cls, SimulatedDevice):
+        raise UsageError(f"--device {args.device}: only simulated devices can be rendered on in this version")
+    if args.duration is None and not args.realtime:
+        args.duration = 2.0
+    user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
+    device = cls(user=user, seed=args.seed)
+    safety = SafetyConfig(max_force_N=args.max_force, passivity=args.passivity)
+    n = None if args.realtime else int(round(args.duration * config.rate_hz))
+    with device:
+        session = RenderSession(model, device, config, safety, record=args.record, telemetry=args.telemetry,
+                                control=args.control, simulated_ticks=n,
+                                metadata={"source": "hapticam render", "model": args.model,
+                                          "device": args.device, "rate_hz": args.rate, "user": args.user})
+        if args.telemetry:
+            print(f"telemetry: {args.telemetry}")
+        if args.control:
+            print(f"control: {args.control}")
+        if args.realtime and args.duration is None:
+            print("rendering; Ctrl-C to stop", flush=True)
+        report = session.run(args.duration, realtime=args.realtime)
+    print(report.stats.summary())
+    shown = [e for e in report.events if e.name not in ("ramp-in", "stop")]
+    for e in shown[:20]:
+        print(f"  tick {e.tick}: {e.name} ({e.value:.4g})")
+    if len(shown) > 20:
+        print(f"  ... {len(shown) - 20} more events")
+    if args.telemetry:
+        print(f"telemetry batches sent {report.telemetry_sent}, dropped {report.telemetry_dropped}")
+    if report.recording is not None:
+        print(f"recorded {report.recording[1]} ticks to {report.recording[0]}")
+    if report.interrupted:
+        print("stopped by Ctrl-C (force zeroed)")
+    return 1 if report.stats.fault else 0
+
+
+def _cmd_monitor(args: argparse.Namespace) -> int:
+    from hapticam.render.telemetry import monitor
+
+    _positive("--duration", args.duration)
+    try:
+        counts = monitor(args.address, duration_s=args.duration, batches=args.batches)
+    except KeyboardInterrupt:
+        return 0
+    print(f"{counts['batches']} batches, {counts['ticks']} ticks, {counts['gaps']} ticks missing", file=sys.stderr)
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from hapticam.render.bench import format_table, run_bench
+
+    _positive("--seconds", args.seconds)
+    results = run_bench(seconds=args.seconds, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
+    print(format_table(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0

@@ -353,6 +353,13 @@ class ServoLoop:
         rows = np.concatenate(parts) if parts else np.zeros((0, RING_COLS))
         return RenderResult.from_rows(rows, self.stats(), self.all_events(), reader.lost)
 
+    def finish_simulated(self) -> None:
+        """Stop a simulated-clock run: zero force and the stop event, as the real-time loop does."""
+        self.request_stop()
+        dev, utab, rng = self.device.servo_binding()
+        self.kernels.run_sim(0, self.io, self.cfg, self.ctl, self.srv, self.pbuf, self.sbuf, self.ring,
+                             self.events, dev, utab, rng)
+
     def start(self, duration_s: float | None = None, startup_timeout_s: float = 120.0) -> None:
         """Start the real-time loop thread (``duration_s``: stop by itself after that long)."""
         if self.running:

@@ -10,6 +10,7 @@ a partial recording, even if the process is interrupted while writing.
 from __future__ import annotations
 
 import io
+import json
 import os
 import tempfile
 import threading
@@ -31,7 +32,8 @@ def write_recording(path: str | os.PathLike[str], rows: np.ndarray, metadata: di
     if p.suffix.lower() not in (".csv", ".txt"):
         raise RenderError(f"{p}: recordings are CSV files; use a .csv suffix")
     rows = np.asarray(rows, dtype=np.float64).reshape(-1, RING_COLS)
-    lines = [f"# {k}: {v}".replace("\n", " ") for k, v in (metadata or {}).items()]
+    lines = [f"# {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}".replace("\n", " ")
+             for k, v in (metadata or {}).items()]
     lines.append(",".join(RECORD_COLUMNS))
     buf = io.StringIO()
     if rows.shape[0]:
