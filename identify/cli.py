@@ -84,10 +84,10 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.cutoff_hz is not None and not (math.isfinite(args.cutoff_hz) and args.cutoff_hz > 0):
         raise UsageError(f"--cutoff-hz must be a positive number, got {args.cutoff_hz}")
     out = Path(args.output)
-    if out.suffix.lower() not in (".yaml", ".yml", ".msgpack", ".mpk"):
-        raise UsageError(f"-o {args.output}: use a .yaml or .msgpack file name")
     if out.is_dir():
         raise UsageError(f"-o {args.output}: is a directory")
+    if out.suffix.lower() not in (".yaml", ".yml", ".msgpack", ".mpk"):
+        raise UsageError(f"-o {args.output}: use a .yaml or .msgpack file name")
     if not (out.parent if str(out.parent) else Path(".")).is_dir():
         raise UsageError(f"-o {args.output}: folder {out.parent} does not exist")
 

@@ -33,7 +33,7 @@ from hapticam.identify.capture import Capture
 from hapticam.identify.ewls import ewls_fit
 from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import Prepared, prepare
-from hapticam.identify.segmentation import Segmentation, grid_edges, segment
+from hapticam.identify.segmentation import MAX_CELLS, Segmentation, grid_edges, segment
 
 TERMS = ("m", "b", "k", "F0")
 _FIELDS = {"m": "m_kg", "b": "b_Nspm", "k": "k_Npm", "F0": "f0_N"}
@@ -290,6 +290,9 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     x_valid = prep.x[prep.valid]
     span = float(x_valid.max() - x_valid.min())
     grid = choose_grid(span, grid_m)
+    if span / grid > MAX_CELLS:
+        raise IdentificationError(f"a {1e3 * grid:.3g} mm grid gives {span / grid:.0f} cells over the "
+                                  f"{1e3 * span:.3g} mm travel, more than {MAX_CELLS}; use a coarser grid")
     if grid_m is None and grid != DEFAULT_GRID_M:
         notes.append(f"travel {1e3 * span:.3g} mm is under {MIN_GRID_CELLS} mm: grid refined from 1 mm to "
                      f"{1e3 * grid:.3g} mm")
