@@ -1,0 +1,81 @@
+"""Registry of the simulated physical targets and the compiled step that dispatches to their kernels.
+
+``TARGETS`` maps a name to a factory returning a fresh target (a frozen dataclass; change parameters
+with :func:`dataclasses.replace` or the factory's keyword arguments)::
+
+    >>> from hapticam.devices.targets import TARGETS, get_target
+    >>> sorted(TARGETS)
+    ['clicky-switch', 'linear-switch', 'piano-key', 'tactile-switch', 'test-device', 'toggle-switch']
+    >>> get_target("tactile-switch", preload_N=0.35).preload_N
+    0.35
+
+Every target documents its physics and parameters in its class docstring; :func:`describe` gives one
+line per target.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numba import njit
+
+from hapticam.devices.keyswitch import KIND_KEYSWITCH, Keyswitch, keyswitch_step
+from hapticam.devices.nonlinear_device import KIND_TEST_DEVICE, NonlinearTestDevice, test_device_step
+from hapticam.devices.physics import Target
+from hapticam.devices.piano_key import KIND_PIANO_KEY, PianoKey, piano_key_step
+from hapticam.devices.toggle import KIND_TOGGLE, ToggleSwitch, toggle_step
+from hapticam.errors import UsageError
+
+__all__ = ["TARGETS", "Target", "describe", "get_target", "target_step"]
+
+
+@njit(cache=True, nogil=True)
+def target_step(kind, p, s, xp, vp, dt, obs):
+    """Advance target ``kind`` (its ``kind_code``) by ``dt`` (s) with the probe carriage at ``xp`` (m),
+    ``vp`` (m/s); update state ``s`` and observables ``obs`` in place; return the force (N) the probe
+    applies to the target along +x (what the force sensor reads). NaN for an unknown kind."""
+    if kind == KIND_TEST_DEVICE:
+        return test_device_step(p, s, xp, vp, dt, obs)
+    if kind == KIND_KEYSWITCH:
+        return keyswitch_step(p, s, xp, vp, dt, obs)
+    if kind == KIND_PIANO_KEY:
+        return piano_key_step(p, s, xp, vp, dt, obs)
+    if kind == KIND_TOGGLE:
+        return toggle_step(p, s, xp, vp, dt, obs)
+    return np.nan
+
+
+def _named(factory: Callable[..., Target], name: str) -> Callable[..., Target]:
+    def make(**changes: Any) -> Target:
+        try:
+            return factory(name=name, **changes)
+        except TypeError as exc:
+            raise UsageError(f"{name}: {exc}") from None
+    make.__doc__ = f"Return a fresh {name!r} target; keyword arguments override its parameters."
+    return make
+
+
+#: name -> factory(**parameter_overrides) -> Target
+TARGETS: dict[str, Callable[..., Target]] = {
+    "test-device": _named(NonlinearTestDevice, "test-device"),
+    "linear-switch": _named(Keyswitch.linear, "linear-switch"),
+    "tactile-switch": _named(Keyswitch.tactile, "tactile-switch"),
+    "clicky-switch": _named(Keyswitch.clicky, "clicky-switch"),
+    "piano-key": _named(PianoKey, "piano-key"),
+    "toggle-switch": _named(ToggleSwitch, "toggle-switch"),
+}
+
+
+def get_target(name: str, **changes: Any) -> Target:
+    """Build the target registered as ``name``; raise :class:`UsageError` listing the names if unknown."""
+    try:
+        factory = TARGETS[name]
+    except KeyError:
+        raise UsageError(f"unknown target {name!r}; known targets: {', '.join(sorted(TARGETS))}") from None
+    return factory(**changes)
+
+
+def describe() -> dict[str, str]:
+    """One-line description of every registered target, by name."""
+    return {name: factory().summary for name, factory in sorted(TARGETS.items())}
