@@ -1,4 +1,4 @@
-"""``hapticam identify ...``: fit models to probe captures.
+"""``hapticam identify ...`` (fit models to probe captures) and ``hapticam bench identify``.
 
 ``hapticam identify impedance CAPTURE -o MODEL.yaml`` fits a segmented impedance model (seed 001) and
 prints a summary table (or ``--json``): per direction the number of segments, parameter ranges, the
@@ -47,6 +47,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     imp.set_defaults(func=_cmd_impedance)
     p.set_defaults(func=lambda args: _no_command(p))
+
+    from hapticam.render.cli import bench_subparsers
+
+    b = bench_subparsers(sub).add_parser(
+        "identify", help="EWLS core vs padasip RLS and numpy batch least squares (360,000 samples)",
+        description="Time hapticam's compiled EWLS (seed 001 Table 1) on seed 001's 90 s at 4 kHz, and on "
+                    "the same data padasip's FilterRLS and numpy.linalg.lstsq; report times and ratios.")
+    b.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    b.add_argument("--samples", type=int, default=360_000, help="samples (default 360000)")
+    b.add_argument("--repeat", type=int, default=3, help="timing repeats, best kept (default 3)")
+    b.set_defaults(func=_cmd_bench)
 
 
 def _no_command(parser: argparse.ArgumentParser) -> int:
@@ -144,6 +155,24 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
         print(json.dumps(_jsonable(summary), sort_keys=True))
     else:
         print(_table(summary))
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from hapticam.identify.bench import format_table, run_bench
+
+    if args.samples < 1000:
+        raise UsageError(f"--samples must be >= 1000, got {args.samples}")
+    if args.repeat < 1:
+        raise UsageError(f"--repeat must be >= 1, got {args.repeat}")
+    if args.json and not (Path(args.json).parent if str(Path(args.json).parent) else Path(".")).is_dir():
+        raise UsageError(f"--json {args.json}: folder does not exist")
+    results = run_bench(n=args.samples, repeat=args.repeat)
+    print(format_table(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps(_jsonable(results), indent=2) + "\n", encoding="utf-8")
     return 0
 
 

@@ -154,7 +154,7 @@ def _scales(phi: np.ndarray) -> np.ndarray:
     return s
 
 
-def ewls_fit(phi: Any, y: Any, lam: float = 0.999, *, theta0: Any = None, p0: float = 1e6,
+def ewls_fit(phi: Any, y: Any, lam: float = 0.999, *, theta0: Any = None, p0: float = 1e8,
              p_max: float = 1.0, scale: Any = "rms", record_idx: Any = None) -> EWLSResult:
     """Exponentially weighted least squares over the rows of ``phi`` (seed 001 Table 1).
 
@@ -245,7 +245,7 @@ class EWLS:
     array([1., 2.])
     """
 
-    def __init__(self, n_params: int, lam: float = 0.999, *, scale: Any = None, p0: float = 1e6,
+    def __init__(self, n_params: int, lam: float = 0.999, *, scale: Any = None, p0: float = 1e8,
                  p_max: float = 1.0, theta0: Any = None) -> None:
         if int(n_params) < 1:
             raise IdentificationError(f"EWLS: n_params must be >= 1, got {n_params}")

@@ -153,3 +153,16 @@ def test_quasi_static_capture_without_velocity_or_acceleration_content(tmp_path,
     assert summary["identifiable"]["m"] is False and summary["identifiable"]["b"] is False
     _, doc = load_model(out)
     assert any("m is not identifiable" in n for n in doc.provenance["notes"])
+
+
+def test_bench_identify_runs_all_peers_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "identify", "--samples", "5000", "--repeat", "1", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "hapticam EWLS core" in text and "numpy lstsq" in text
+    res = json.loads(out.read_text())
+    assert res["samples"] == 5000 and res["hapticam_ewls_core_s"] > 0 and res["numpy_lstsq_s"] > 0
+    assert res["max_rel_diff_lam1_vs_lstsq"] < 1e-8
+    if res.get("padasip_s") is not None:  # the same estimator: both track the truth [0.5, 8, 800, 1]
+        np.testing.assert_allclose(res["theta_padasip"], res["theta_core"], rtol=0.05)
+    assert main(["bench", "identify", "--samples", "10"]) == 2

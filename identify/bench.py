@@ -1,0 +1,113 @@
+"""``hapticam bench identify``: the EWLS core against its peers on seed 001's data size.
+
+Seed 001 section 5 captures 90 s at 4 kHz: 360,000 samples of ``phi = [a v x 1]`` (eq. 9). On the same
+data, in one run, this times
+
+- hapticam's compiled EWLS recursion (seed 001 Table 1; :func:`hapticam.identify.ewls.ewls_kernel`, the
+  core, and :func:`~hapticam.identify.ewls.ewls_fit`, the core plus scaling and checks),
+- padasip's ``FilterRLS`` (the recursive least-squares filter a Python user would pick), and
+- NumPy's batch least squares (``numpy.linalg.lstsq``), which gives only the final estimate,
+
+and reports the times (best of ``repeat``) and the ratios. Absolute times drift on shared machines; the
+ratios are the result.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from hapticam.identify.ewls import ewls_fit, ewls_kernel
+
+
+def bench_data(n: int = 360_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(phi, y)``: a 1-4 Hz swept sine over 50 mm at 4 kHz through ``m a + b v + k x + F0`` plus noise."""
+    rng = np.random.default_rng(seed)
+    fs, seconds = 4000.0, n / 4000.0
+    t = np.arange(n) / fs
+    phase = 2 * np.pi * (t + 1.5 * t * t / seconds)  # 1 -> 4 Hz linear chirp
+    w = 2 * np.pi * (1.0 + 3.0 * t / seconds)
+    x = 0.025 - 0.025 * np.cos(phase)
+    v = 0.025 * np.sin(phase) * w
+    a = 0.025 * np.cos(phase) * w * w
+    phi = np.column_stack([a, v, x, np.ones(n)])
+    y = phi @ np.array([0.5, 8.0, 800.0, 1.0]) + rng.normal(0.0, 0.05, n)
+    return phi, y
+
+
+def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    best = float("inf")
+    out = None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def run_bench(n: int = 360_000, repeat: int = 3, lam: float = 0.999, padasip: bool = True) -> dict[str, Any]:
+    """Time the EWLS core, ``ewls_fit``, padasip's RLS and NumPy's batch solve on ``n`` samples."""
+    phi, y = bench_data(n)
+    p = phi.shape[1]
+    s = np.sqrt(np.mean(phi * phi, axis=0))
+    phis = np.ascontiguousarray(phi / s)
+    theta_out = np.empty((n, p))
+    pdiag = np.empty((n, p))
+    err = np.empty(n)
+    no_rec = np.zeros(0, dtype=np.int64)
+    p_rec = np.empty((0, p, p))
+
+    def core() -> np.ndarray:
+        theta = np.zeros(p)
+        P = np.eye(p) * 1e8
+        ewls_kernel(phis, y, lam, theta, P, 1.0, theta_out, pdiag, err, no_rec, p_rec)
+        return theta / s
+
+    core()  # compile (or load from the numba cache) outside the timing
+    ewls_fit(phi[:100], y[:100], lam)
+    results: dict[str, Any] = {"samples": n, "regressors": p, "forgetting": lam, "repeat": repeat}
+    t_core, th_core = _best(core, repeat)
+    t_fit, _ = _best(lambda: ewls_fit(phi, y, lam), repeat)
+    t_batch, th_batch = _best(lambda: np.linalg.lstsq(phi, y, rcond=None)[0], repeat)
+    results["hapticam_ewls_core_s"] = t_core
+    results["hapticam_ewls_fit_s"] = t_fit
+    results["numpy_lstsq_s"] = t_batch
+    results["core_over_lstsq"] = t_core / t_batch
+    results["max_rel_diff_lam1_vs_lstsq"] = float(
+        np.max(np.abs(ewls_fit(phi, y, 1.0).theta - th_batch) / np.abs(th_batch)))
+    results["theta_core"] = th_core.tolist()
+    if padasip:
+        try:
+            import padasip as pa
+        except ImportError:
+            results["padasip_s"] = None
+            results["padasip_note"] = "padasip is not installed (pip install padasip)"
+        else:
+            def peer() -> np.ndarray:
+                filt = pa.filters.FilterRLS(n=p, mu=lam, eps=1e-6, w="zeros")
+                _, _, w = filt.run(y, phis)
+                return w[-1] / s
+
+            t_pa, th_pa = _best(peer, 1)
+            results["padasip_s"] = t_pa
+            results["padasip_over_core"] = t_pa / t_core
+            results["theta_padasip"] = th_pa.tolist()
+    return results
+
+
+def format_table(r: dict[str, Any]) -> str:
+    """The results as a small text table."""
+    rows = [("hapticam EWLS core (numba)", r["hapticam_ewls_core_s"], 1.0),
+            ("hapticam ewls_fit (core + checks)", r["hapticam_ewls_fit_s"], r["hapticam_ewls_fit_s"] / r["hapticam_ewls_core_s"]),
+            ("numpy lstsq (batch, final only)", r["numpy_lstsq_s"], r["numpy_lstsq_s"] / r["hapticam_ewls_core_s"])]
+    if r.get("padasip_s") is not None:
+        rows.append(("padasip FilterRLS", r["padasip_s"], r["padasip_over_core"]))
+    lines = [f"EWLS on {r['samples']:,} samples x {r['regressors']} regressors, lambda {r['forgetting']}",
+             f"{'method':<36}{'time s':>10}{'x core':>10}", "-" * 56]
+    lines += [f"{name:<36}{t:>10.4f}{ratio:>10.2f}" for name, t, ratio in rows]
+    if r.get("padasip_s") is None and "padasip_note" in r:
+        lines.append(f"padasip: {r['padasip_note']}")
+    lines.append(f"lambda = 1 vs lstsq: max relative difference {r['max_rel_diff_lam1_vs_lstsq']:.2e}")
+    return "\n".join(lines)
