@@ -63,12 +63,15 @@ class LoopConfig:
     never get an automatic proxy: the key drives the hammer's stiff contact dynamics inside the kernel
     (reflected stiffness ~1e6 N/m through the lever), which an explicit proxy cannot follow; their key
     mass is dropped. ``"off"`` never renders inertia; a number forces that proxy mass (kg). ``spin_us``: how long before each
-    deadline the loop stops sleeping and spins.
+    deadline the loop stops sleeping and spins (at most 60 % of the period). Wake-up latency from
+    ``clock_nanosleep`` on a virtual machine is tens of us typically and 100-300 us at its p99-p99.9,
+    so the default spins 300 us: about 30 % of one core at 1 kHz, the whole core at 10 kHz (as
+    CHAI3D's haptic thread, which never sleeps).
     """
 
     rate_hz: float = 1000.0
     velocity_cutoff_hz: float = 200.0
-    spin_us: float = 50.0
+    spin_us: float = 300.0
     ring_capacity: int = 1 << 16
     event_capacity: int = 4096
     param_capacity: int = 1 << 16
@@ -214,7 +217,7 @@ class ServoLoop:
         cfg, c = self.cfg, self.config
         cfg[C_DT] = self.dt_s
         cfg[C_PERIOD_NS] = round(1e9 / self.rate_hz)
-        cfg[C_SPIN_NS] = c.spin_us * 1e3
+        cfg[C_SPIN_NS] = min(c.spin_us * 1e3, 0.6 * cfg[C_PERIOD_NS])
         cfg[C_MAX_TICKS] = -1
         cfg[C_F_MAX] = s["max_force_N"]
         cfg[C_DF_MAX] = s["max_force_rate_N_per_s"]
@@ -407,6 +410,30 @@ class ServoLoop:
         if self._thread_error is not None:
             raise RenderError(f"servo thread failed: {self._thread_error}") from self._thread_error
         return self.stats()
+
+    def callback_table(self) -> np.ndarray:
+        """The int64 table the C callback (``ServoKernels.make_callback()``) takes as its argument:
+        addresses and sizes of the loop's arrays (``CB_*`` order in :mod:`hapticam.render.servo`).
+        The loop object must outlive every call that uses the table."""
+        from hapticam.render import servo as sv
+
+        tab = np.zeros(sv.CB_TABLE_SIZE, dtype=np.int64)
+        for idx, arr in ((sv.CB_IO, self.io), (sv.CB_CFG, self.cfg), (sv.CB_CTL, self.ctl), (sv.CB_SRV, self.srv),
+                         (sv.CB_PBUF, self.pbuf), (sv.CB_SBUF, self.sbuf), (sv.CB_RING, self.ring),
+                         (sv.CB_EVENTS, self.events)):
+            if not arr.flags.c_contiguous:
+                raise RenderError("loop arrays must be C-contiguous for the callback")
+            tab[idx] = arr.ctypes.data
+        tab[sv.CB_PCAP] = self.pbuf.shape[1]
+        tab[sv.CB_SCAP] = self.sbuf.shape[1]
+        tab[sv.CB_RING_N] = self.ring.shape[0]
+        tab[sv.CB_EV_N] = self.events.shape[0]
+        tab[sv.CB_IO_N] = self.io.size
+        tab[sv.CB_CFG_N] = self.cfg.size
+        tab[sv.CB_CTL_N] = self.ctl.size
+        tab[sv.CB_SRV_N] = self.srv.size
+        self.clock = "callback"
+        return tab
 
     # -- reports ------------------------------------------------------------------------------------------
     def stats(self) -> LoopStats:
