@@ -29,6 +29,7 @@ SCHEMA_VERSION = 1
 BATCH_PERIOD_S = 0.01
 DEFAULT_HWM = 1000              # batches queued for slow subscribers (~10 s) before dropping
 MAX_REQUEST_BYTES = 64 * 1024
+TRANSPORT_MAX_BYTES = 16 * 1024 * 1024  # larger messages are cut off by ZeroMQ (connection dropped)
 COMMANDS = ("status", "load_model", "set_param", "record_start", "record_stop", "stop")
 
 Sink = Callable[[int, np.ndarray, list[SafetyEvent]], None]
@@ -132,7 +133,7 @@ class ControlServer(threading.Thread):
         self.context = context or zmq.Context.instance()
         self.socket = self.context.socket(zmq.REP)
         self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.setsockopt(zmq.MAXMSGSIZE, MAX_REQUEST_BYTES)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, TRANSPORT_MAX_BYTES)
         try:
             self.socket.bind(address)
         except zmq.ZMQError as exc:
