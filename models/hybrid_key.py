@@ -30,8 +30,8 @@ hammer against the string.
 Modes and resets (seed 000 eqs. 1-5):
 
 - flight: ``y'' = -g``, integrated in closed form (a parabola). Guards: landing on the drive point
-  ``y - s(t) = 0`` and reaching the string ``y = y_s``, both solved exactly (the drive point is linear in
-  time within a sub-interval, so each guard is a quadratic in time).
+  ``y - s(t) = 0`` and reaching the string ``y = y_s``, both solved exactly (the drive point is a
+  quadratic in time within an interval, so each guard is a quadratic in time).
 - contact, Hunt-Crossley law (seed 000 eq. 26 with penetration ``rho = s - y > 0``)::
 
       F_c = k rho^n + b rho^n rho_dot,   clamped to F_c >= 0 (never tensile)
@@ -40,18 +40,24 @@ Modes and resets (seed 000 eqs. 1-5):
   integrated with RK4 on fixed sub-steps (``substep_s``, at most 50 us, smaller for stiff contacts) on a
   grid aligned with the tick; lift-off (``rho`` crossing 0) is located inside the sub-step on the cubic
   Hermite interpolant of ``y`` and the sub-step is redone up to the crossing.
-- contact, rigid law: the hammer moves with the drive point. Landing from flight resets the relative
-  velocity ``y_dot - s_dot`` to ``-e`` times itself (seed 000 section 5, coefficient of restitution);
-  a landing whose rebound speed would be below ``CAPTURE_SPEED_MPS`` is plastic (no Zeno bouncing).
-  Between ticks the drive point moves at constant velocity, so the hammer leaves the key only where
-  that velocity drops: it lifts off when the drop exceeds ``g`` times the following interval (the
-  key's hammer-side deceleration exceeds g) and follows the key otherwise.
+- contact, rigid law: the hammer moves with the drive point; the contact force is
+  ``m_h (g + s_ddot)`` and the guard is its sign: the hammer lifts off where the drive point
+  accelerates downward faster than g. Where the drive point's velocity jumps (at a let-off or
+  repetition crossing, and by a third difference of the key samples at tick boundaries) the hammer
+  follows unless the mean contact force over the following interval would be tensile. Landing from
+  flight resets the relative velocity ``y_dot - s_dot`` to ``-e`` times itself (seed 000 section 5,
+  coefficient of restitution); a landing whose rebound speed would be below ``CAPTURE_SPEED_MPS`` is
+  plastic (no Zeno bouncing).
 - string hit: ``y_dot+ = -e_s y_dot-`` at ``y = y_s``.
 
-Key motion inside a tick is interpolated linearly from the previous tick's position (kept in the state)
-to the current ``x``; every event (landing, lift-off, string hit, let-off crossing) is located at its
-time inside the tick, not at the tick boundary; flight events are exact roots of quadratics, Hunt-Crossley
-lift-off is located to about 1e-9 s (tests compare against a scipy reference with event location).
+Key motion inside a tick: the quadratic through the last three key samples (the previous tick's
+mean velocity and length are kept in the state), so the drive point's velocity is continuous at tick
+boundaries up to a third difference of the samples. A tick in which that quadratic turns (a reversal,
+or an abrupt stop, where it may pass the last sample by at most |d1 - d2| dt / 8 for mean velocities
+d1, d2 of the two ticks) is split at the turning point into two monotone pieces. Every event (landing, lift-off, string hit, let-off and
+repetition crossings) is located at its time inside the tick, not at the tick boundary; flight events
+are exact roots of quadratics, Hunt-Crossley lift-off is located on the sub-step's cubic Hermite
+interpolant (tests compare against scipy references with event location, error < 1e-6 s).
 
 The force returned is the force the user applies to the key (DESIGN.md sign convention)::
 
@@ -64,8 +70,16 @@ law included), weighted by the lever ratio ``ds/dx`` of the drive point (``r``, 
 ``r = 1``, no let-off, no string and no keybed the hammer is the ball on the paddle of seed 000.
 
 Tick-rate dependence: the hammer is integrated with sub-steps no longer than ``substep_s`` whatever the
-tick (on a grid aligned with the tick), so the dependence on ``dt`` is essentially through the linear interpolation of the key between ticks (position error at
-most ``|x''| dt^2 / 8``) and the tick-boundary lift-off rule of the rigid law.
+tick, so the tick rate enters through the key interpolation only: for smooth key motion the drive
+point's position error is O(dt^3) and its velocity error O(dt^2) (times the key's third derivative).
+Measured (tests/test_hybrid_key.py): on the piano example (Hunt-Crossley) pressed and released
+smoothly, from fortissimo (20 ms) to piano (80 ms), the events with speeds above 0.05 m/s come in the
+same order at dt = 1 ms and 0.1 ms, within ``TICK_RATE_TOLERANCE_S`` (0.2 ms; largest seen 0.1 ms,
+after a slow lift-off followed by an 80 ms flight; most events agree within 2 us); with the paddle
+moving exactly sinusoidally, compliant events at 1 kHz are within 1e-6 s of a continuous-time
+reference. The rigid law is more sensitive: within a tick the key's acceleration is constant, so its
+contact-force guard (lift-off from the key) switches at tick boundaries, and its rebounds amplify
+drive-velocity errors; its event sequence can differ between tick rates after a few bounces.
 
 Parameter block (``params_block()``, float64)::
 
@@ -80,14 +94,15 @@ Parameter block (``params_block()``, float64)::
 State block (``initial_state()``, float64)::
 
     0 hammer height y (m)        1 hammer velocity y_dot (m/s)
-    2 key position at the previous tick (m)     3 key velocity over the previous tick (m/s)
+    2 key position at the previous tick (m)     3 mean key velocity over the previous tick (m/s)
     4 mode (0 flight, 1 contact)    5 flags of the last tick (bit field below)
     6 escaped latch (0/1)           7 initialised (0 until the first tick places the hammer at rest)
     8-11 time since the last landing, lift-off, string hit, let-off (s; -1 never)
     12 relative speed of the last landing (m/s)   13 hammer speed at the last string hit (m/s)
     14 hammer reaction felt at the key over the last tick, (ds/dx) Fbar_c (N)
     15 number of numerical recoveries (state reset to rest after a non-finite or runaway value)
-    16 number of events in the last tick; 17-28 the first four: (code, time in tick (s), speed (m/s))
+    16 length of the previous tick (s; 0 before the first)
+    17 number of events in the last tick; 18-29 the first four: (code, time in tick (s), speed (m/s))
 
 Flag bits (:func:`hybrid_key_flags`)::
 
@@ -126,14 +141,14 @@ PARAM_SIZE = 22
 S_Y, S_W, S_XPREV, S_UPREV, S_MODE, S_FLAGS, S_ESCAPED, S_INIT = 0, 1, 2, 3, 4, 5, 6, 7
 S_T_LAND, S_T_LIFT, S_T_STRING, S_T_LETOFF = 8, 9, 10, 11
 S_LAND_SPEED, S_STRING_SPEED, S_REACTION, S_RECOVERIES = 12, 13, 14, 15
-S_EV_COUNT, S_EV0 = 16, 17
+S_TPREV, S_EV_COUNT, S_EV0 = 16, 17, 18
 MAX_LOGGED_EVENTS = 4
 STATE_SIZE = S_EV0 + 3 * MAX_LOGGED_EVENTS
 
 LAW_HUNT_CROSSLEY, LAW_RIGID = 0, 1
 MODE_FLIGHT, MODE_CONTACT = 0, 1
 
-# Event codes (state slots 17-28 and :meth:`HybridKey.simulate`).
+# Event codes (state slots 18-29 and :meth:`HybridKey.simulate`).
 EV_LANDING, EV_LIFTOFF, EV_STRING, EV_LETOFF = 1, 2, 3, 4
 EVENT_NAMES = {EV_LANDING: "landing", EV_LIFTOFF: "lift-off", EV_STRING: "string", EV_LETOFF: "let-off"}
 
@@ -158,6 +173,8 @@ DT_MIN_S, DT_MAX_S = 1e-7, 1.0
 #: Hammer state bounds; beyond them (or on a non-finite value) the hammer is reset to rest.
 Y_LIMIT_M, W_LIMIT_MPS, F_LIMIT_N = 1e4, 1e4, 1e9
 _MAX_EXTRA_ITERATIONS = 64
+#: Documented tick-rate tolerance (s) of event times between dt = 1 ms and 0.1 ms (see the module docstring).
+TICK_RATE_TOLERANCE_S = 2e-4
 
 
 # ================================================================== numba kernel ===================
@@ -180,38 +197,41 @@ def _hc_force(p, rho, rho_dot):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _rk4_contact(p, s0, sp, y, w, h):
-    """One RK4 step of m_h y'' = F_c(s - y, s_dot - y_dot) - m_h g with drive point s0 + sp t.
-
-    Returns (y, w, contact impulse over the step (N s))."""
+def _rk4_contact(p, s0, sp, sa, y, w, h):
+    """One RK4 step of m_h y'' = F_c(s - y, s_dot - y_dot) - m_h g with the drive point
+    s(t) = s0 + sp t + sa t^2 / 2. Returns (y, w, contact impulse over the step (N s))."""
     m = p[P_MH]
     g = p[P_G]
+    hh = 0.5 * h
+    s_mid = s0 + hh * sp + 0.5 * sa * hh * hh
+    sp_mid = sp + sa * hh
     f1 = _hc_force(p, s0 - y, sp - w)
-    y2 = y + 0.5 * h * w
-    w2 = w + 0.5 * h * (f1 / m - g)
-    f2 = _hc_force(p, s0 + 0.5 * h * sp - y2, sp - w2)
-    y3 = y + 0.5 * h * w2
-    w3 = w + 0.5 * h * (f2 / m - g)
-    f3 = _hc_force(p, s0 + 0.5 * h * sp - y3, sp - w3)
+    y2 = y + hh * w
+    w2 = w + hh * (f1 / m - g)
+    f2 = _hc_force(p, s_mid - y2, sp_mid - w2)
+    y3 = y + hh * w2
+    w3 = w + hh * (f2 / m - g)
+    f3 = _hc_force(p, s_mid - y3, sp_mid - w3)
     y4 = y + h * w3
     w4 = w + h * (f3 / m - g)
-    f4 = _hc_force(p, s0 + h * sp - y4, sp - w4)
+    f4 = _hc_force(p, s0 + h * sp + 0.5 * sa * h * h - y4, sp + sa * h - w4)
     y_new = y + h / 6.0 * (w + 2.0 * w2 + 2.0 * w3 + w4)
     w_new = w + h / 6.0 * ((f1 + 2.0 * f2 + 2.0 * f3 + f4) / m - 6.0 * g)
     return y_new, w_new, h / 6.0 * (f1 + 2.0 * f2 + 2.0 * f3 + f4)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _liftoff_time(s0, sp, y0, w0, y1, w1, h):
-    """Time in (0, h] where rho = s0 + sp t - y(t) crosses 0, y(t) the cubic Hermite interpolant of
-    (y0, w0) at 0 and (y1, w1) at h; rho(0) > 0 >= rho(h). Illinois regula falsi."""
+def _liftoff_time(s0, sp, sa, y0, w0, y1, w1, h):
+    """Time in [0, h] where rho = s0 + sp t + sa t^2 / 2 - y(t) crosses 0, y(t) the cubic Hermite
+    interpolant of (y0, w0) at 0 and (y1, w1) at h; rho(0) > 0 >= rho(h). Illinois regula falsi."""
     lo, hi = 0.0, h
     f_lo = s0 - y0
-    f_hi = s0 + sp * h - y1
+    f_hi = s0 + sp * h + 0.5 * sa * h * h - y1
     if not f_lo > 0.0:
         return 0.0
     side = 0
     t = h
+    f = f_hi
     for _ in range(60):
         t = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
         if not (lo < t < hi):
@@ -222,7 +242,7 @@ def _liftoff_time(s0, sp, y0, w0, y1, w1, h):
         # cubic Hermite basis: y(t) = h00 y0 + h10 h w0 + h01 y1 + h11 h w1
         yt = ((2.0 * q3 - 3.0 * q2 + 1.0) * y0 + (q3 - 2.0 * q2 + q) * h * w0
               + (-2.0 * q3 + 3.0 * q2) * y1 + (q3 - q2) * h * w1)
-        f = s0 + sp * t - yt
+        f = s0 + sp * t + 0.5 * sa * t * t - yt
         if f > 0.0:
             lo, f_lo = t, f
             if side == -1:
@@ -239,21 +259,27 @@ def _liftoff_time(s0, sp, y0, w0, y1, w1, h):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _landing_time(g0, c1, g):
-    """Smallest tau >= 0 with gap(tau) = g0 + c1 tau - g tau^2 / 2 = 0 (hammer meets the drive point),
-    or -1. g0 = y - s >= 0, c1 = y_dot - s_dot. Cancellation-free quadratic roots."""
+def _landing_time(g0, c1, q):
+    """Smallest tau >= 0 where gap(tau) = g0 + c1 tau - q tau^2 / 2 reaches 0 (the hammer meets the
+    drive point), or -1. g0 = y - s >= 0, c1 = y_dot - s_dot, q = g + s_ddot (any sign).
+    Cancellation-free quadratic roots."""
     if g0 <= 0.0:
-        if c1 < 0.0 or (c1 == 0.0 and g > 0.0):
+        if c1 < 0.0 or (c1 == 0.0 and q > 0.0):
             return 0.0
         g0 = 0.0
-    if g > 0.0:
-        d = math.sqrt(c1 * c1 + 2.0 * g * g0)
+    if q > 0.0:
+        d = math.sqrt(c1 * c1 + 2.0 * q * g0)
         if c1 >= 0.0:
-            return (c1 + d) / g
+            return (c1 + d) / q
         return 2.0 * g0 / (d - c1)
-    if c1 < 0.0:
+    if c1 >= 0.0:
+        return -1.0  # q <= 0: the gap only grows
+    if q == 0.0:
         return g0 / -c1
-    return -1.0
+    disc = c1 * c1 + 2.0 * q * g0  # q < 0: convex gap, reaches 0 only if its minimum is <= 0
+    if disc < 0.0:
+        return -1.0
+    return 2.0 * g0 / (math.sqrt(disc) - c1)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -269,6 +295,25 @@ def _string_time(d0, w, g):
             return -1.0
         return 2.0 * d0 / (w + math.sqrt(disc))
     return d0 / w
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _crossing_time(x0, v0, a, c, ta, tb, xa, xb):
+    """Time in [ta, tb) where the key x(t) = x0 + v0 t + a t^2 / 2, monotone on [ta, tb], passes c going
+    from xa = x(ta) towards xb = x(tb), or tb if it does not."""
+    if not ((xa <= c < xb) or (xb < c <= xa)):
+        return tb
+    d = x0 - c
+    if a == 0.0:
+        return _clamp(-d / v0, ta, tb)
+    # roots of a t^2 / 2 + v0 t + d = 0, cancellation-free; take the one on [ta, tb]
+    sq = math.sqrt(max(v0 * v0 - 2.0 * a * d, 0.0))
+    qq = -0.5 * (v0 + (sq if v0 >= 0.0 else -sq))
+    r1 = qq / (0.5 * a)
+    r2 = d / qq if qq != 0.0 else r1
+    e1 = max(ta - r1, r1 - tb, 0.0)
+    e2 = max(ta - r2, r2 - tb, 0.0)
+    return _clamp(r1 if e1 <= e2 else r2, ta, tb)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -326,43 +371,51 @@ def _place_at_rest(p, s, x):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _advance(p, s, x0, u, t, seg_end, T, hs, y, w, mode, max_iter, iters):
-    """Advance the hammer from t to seg_end (s) over one interval on which the drive point is linear in
-    time. Returns (y, w, mode, (ds/dx)-weighted contact impulse (N s), iterations used)."""
+def _advance(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, iters):
+    """Advance the hammer from t to seg_end (s) over one interval on which the drive point is a
+    quadratic in time (the key x(t) = x0 + v0 t + a t^2 / 2, the drive linear in x). Returns
+    (y, w, mode, (ds/dx)-weighted contact impulse (N s), iterations used)."""
     g = p[P_G]
     m = p[P_MH]
     ys = p[P_YS]
     rigid = p[P_LAW] == LAW_RIGID
     esc = s[S_ESCAPED]
     t_mid = 0.5 * (t + seg_end)
-    lever = _dsdx(p, x0 + u * t_mid, esc)
-    sp = lever * u  # drive point velocity on this interval
+    lever = _dsdx(p, x0 + v0 * t_mid + 0.5 * a * t_mid * t_mid, esc)
+    sa = lever * a  # drive point acceleration on this interval
+    q = g + sa  # hammer-to-drive relative "gravity": the contact force per mass in rigid contact
     impulse = 0.0
     if rigid and mode == MODE_CONTACT:
-        # the drive point's velocity changed at the interval start: follow it unless it drops by more
-        # than g times the interval (a deceleration beyond g), in which case the hammer flies off
+        # the drive point's velocity may jump at the interval start (the interpolant is C0 at ticks, and
+        # ds/dx changes at let-off/repetition): the hammer follows unless the mean contact force over
+        # the interval would be tensile, m_h (dw + max(q, 0) L) < 0; then it flies off
+        sp = lever * (v0 + a * t)
         dw = sp - w
-        if dw >= -g * (seg_end - t):
+        if dw >= -max(q, 0.0) * (seg_end - t):
             impulse += lever * m * dw
             w = sp
+            if q < 0.0:
+                mode = MODE_FLIGHT  # the drive point drops away faster than g: lift-off, zero speed
+                _log_event(s, EV_LIFTOFF, t, 0.0, T)
         else:
             mode = MODE_FLIGHT
             _log_event(s, EV_LIFTOFF, t, -dw, T)
     while t < seg_end:
         iters += 1
-        s_t = _drive(p, x0 + u * t, esc)
+        s_t = _drive(p, x0 + v0 * t + 0.5 * a * t * t, esc)
+        sp = lever * (v0 + a * t)
         if iters > max_iter:
             # pathological event chattering: finish the interval with the hammer resting on the key
             s[S_RECOVERIES] += 1.0
-            impulse += lever * m * g * (seg_end - t)
+            impulse += lever * m * max(q, 0.0) * (seg_end - t)
             t = seg_end
-            y = _drive(p, x0 + u * t, esc) - (0.0 if rigid else p[P_DELTA0])
-            w = sp
+            y = _drive(p, x0 + v0 * t + 0.5 * a * t * t, esc) - (0.0 if rigid else p[P_DELTA0])
+            w = lever * (v0 + a * t)
             mode = MODE_CONTACT
             break
         if mode == MODE_FLIGHT:
             span = seg_end - t
-            tau_l = _landing_time(y - s_t, w - sp, g)
+            tau_l = _landing_time(y - s_t, w - sp, q)
             tau_s = _string_time(ys - y, w, g)
             hit_land = 0.0 <= tau_l <= span
             hit_string = 0.0 <= tau_s <= span and (not hit_land or tau_s < tau_l)
@@ -378,7 +431,8 @@ def _advance(p, s, x0, u, t, seg_end, T, hs, y, w, mode, max_iter, iters):
                 _log_event(s, EV_STRING, t, w, T)
                 w = -p[P_ES] * w
             elif hit_land:
-                y = _drive(p, x0 + u * t, esc)
+                y = _drive(p, x0 + v0 * t + 0.5 * a * t * t, esc)
+                sp = lever * (v0 + a * t)
                 rel = w - sp  # <= 0: closing speed
                 s[S_LAND_SPEED] = -rel
                 _log_event(s, EV_LANDING, t, -rel, T)
@@ -390,41 +444,44 @@ def _advance(p, s, x0, u, t, seg_end, T, hs, y, w, mode, max_iter, iters):
                         mode = MODE_FLIGHT
                     else:
                         w_new = sp  # plastic capture below the capture speed
+                        if q < 0.0:
+                            mode = MODE_FLIGHT  # captured by a drive point that drops away: leaves again
                     impulse += lever * m * (w_new - w)
                     w = w_new
         elif rigid:
-            # hammer moves with the drive point; contact force m_h g over the rest of the interval
-            impulse += lever * m * g * (seg_end - t)
+            # hammer moves with the drive point; contact force m_h (g + s_ddot) over the interval
+            impulse += lever * m * q * (seg_end - t)
             t = seg_end
-            y = _drive(p, x0 + u * t, esc)
-            w = sp
+            y = _drive(p, x0 + v0 * t + 0.5 * a * t * t, esc)
+            w = lever * (v0 + a * t)
         else:
             # Hunt-Crossley contact: RK4 on the sub-step grid k * hs of the tick
             t_next = min((int(t / hs + 1e-7) + 1) * hs, seg_end)
             h = t_next - t
-            y1, w1, j1 = _rk4_contact(p, s_t, sp, y, w, h)
-            if _drive(p, x0 + u * t_next, esc) - y1 > 0.0:
+            y1, w1, j1 = _rk4_contact(p, s_t, sp, sa, y, w, h)
+            if s_t + sp * h + 0.5 * sa * h * h - y1 > 0.0:
                 y, w = y1, w1
                 impulse += lever * j1
                 t = t_next
             else:
                 # lift-off inside the sub-step: locate rho = 0, redo the step up to it, then fly
-                tau = _liftoff_time(s_t, sp, y, w, y1, w1, h)
-                y1, w1, j1 = _rk4_contact(p, s_t, sp, y, w, tau)
+                tau = _liftoff_time(s_t, sp, sa, y, w, y1, w1, h)
+                y1, w1, j1 = _rk4_contact(p, s_t, sp, sa, y, w, tau)
                 impulse += lever * j1
                 t = t + tau
-                y = _drive(p, x0 + u * t, esc)
+                y = _drive(p, x0 + v0 * t + 0.5 * a * t * t, esc)
                 w = w1
                 mode = MODE_FLIGHT
-                _log_event(s, EV_LIFTOFF, t, w - sp, T)
+                _log_event(s, EV_LIFTOFF, t, w - lever * (v0 + a * t), T)
     return y, w, mode, impulse, iters
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def hybrid_key_force(p, s, x, v, a, dt):
     """Force (N) the user applies to the key at position ``x`` (m, +x pressing), velocity ``v`` (m/s)
-    and acceleration ``a`` (m/s^2); advances the hammer by ``dt`` (s) with the key moving linearly from
-    the previous tick's position. Writes the next state into ``s`` (layout in the module docstring).
+    and acceleration ``a`` (m/s^2); advances the hammer by ``dt`` (s) with the key moving from the
+    previous tick's position along the interpolant of the module docstring. Writes the next state into
+    ``s`` (layout in the module docstring).
 
     ``dt <= 0`` evaluates the force without advancing; a positive ``dt`` is integrated within
     [``DT_MIN_S``, ``DT_MAX_S``]. Non-finite inputs return NaN and leave ``s`` unchanged; finite inputs
@@ -450,6 +507,7 @@ def hybrid_key_force(p, s, x, v, a, dt):
         _place_at_rest(p, s, x)
         s[S_XPREV] = x
         s[S_UPREV] = 0.0
+        s[S_TPREV] = 0.0
         s[S_INIT] = 1.0
         for j in range(S_T_LAND, S_T_LETOFF + 1):
             s[j] = -1.0
@@ -460,7 +518,13 @@ def hybrid_key_force(p, s, x, v, a, dt):
 
     T = _clamp(dt, DT_MIN_S, DT_MAX_S)
     x0 = s[S_XPREV]
-    u = (x - x0) / T  # key velocity of the linear interpolant over this tick
+    # key motion on the tick: the quadratic through the last three samples (mean velocities d1 over
+    # the previous tick of length T_p and d2 over this one): x(t) = x0 + v0 t + acc t^2 / 2
+    d1 = s[S_UPREV]
+    t_p = s[S_TPREV] if s[S_TPREV] > 0.0 else T
+    d2 = (x - x0) / T
+    acc = 2.0 * (d2 - d1) / (T + t_p)
+    v0 = d2 - 0.5 * acc * T
     y = s[S_Y]
     w = s[S_W]
     mode = s[S_MODE]
@@ -470,44 +534,49 @@ def hybrid_key_force(p, s, x, v, a, dt):
         if s[j] >= 0.0:
             s[j] += T  # time since the event at the end of this tick (overwritten by a new event)
 
-    # crossings of the repetition and let-off points split the tick into intervals on which the drive
-    # point is linear in time
-    t_rep = T
-    t_let = T
-    if u != 0.0:
-        tc = (xr - x0) / u
-        if 0.0 <= tc < T:
-            t_rep = tc
-        tc = (xl - x0) / u
-        if 0.0 <= tc < T:
-            t_let = tc
-    b1 = min(t_rep, t_let)
-    b2 = max(t_rep, t_let)
-
     n_sub = max(1, min(int(math.ceil(T / p[P_H] - 1e-9)), MAX_SUBSTEPS))
     hs = T / n_sub
     max_iter = n_sub + _MAX_EXTRA_ITERATIONS
     iters = 0
     impulse = 0.0  # (ds/dx)-weighted key-hammer contact impulse over the tick (N s)
+    # the key turns inside the tick at t_e = -v0 / acc: two monotone pieces [0, t_e], [t_e, T]
+    t_e = T
+    if acc != 0.0 and 0.0 < -v0 / acc < T:
+        t_e = -v0 / acc
     t = 0.0
-    for k in range(3):
-        seg_end = b1 if k == 0 else (b2 if k == 1 else T)
-        if k > 0 and t < T:
-            # breakpoint at t: which point is crossed (k = 1: the earlier one)
-            at_let = (t_let <= t_rep) if k == 1 else (t_let > t_rep)
-            if at_let and u > 0.0 and s[S_ESCAPED] == 0.0:
-                # let-off: the jack escapes; the drive point drops by d_c onto the backcheck
-                s[S_ESCAPED] = 1.0
-                _log_event(s, EV_LETOFF, t, u, T)
-                if mode == MODE_CONTACT and (p[P_LAW] == LAW_RIGID or _drive(p, xl, 1.0) - y <= 0.0):
-                    mode = MODE_FLIGHT
-                    _log_event(s, EV_LIFTOFF, t, w - p[P_R] * u, T)
-            elif not at_let and u < 0.0 and s[S_ESCAPED] != 0.0:
-                s[S_ESCAPED] = 0.0  # repetition: the jack is back under the hammer (continuous)
-        if seg_end > t:
-            y, w, mode, dj, iters = _advance(p, s, x0, u, t, seg_end, T, hs, y, w, mode, max_iter, iters)
-            impulse += dj
-            t = seg_end
+    xa = x0
+    for piece in range(2):
+        tb = t_e if piece == 0 else T
+        if not tb > t:
+            continue
+        xb = x if tb == T else x0 + v0 * tb + 0.5 * acc * tb * tb
+        pressing = xb > xa
+        # crossings of the repetition and let-off points split the piece into intervals on which the
+        # drive point is a quadratic in time
+        t_rep = _crossing_time(x0, v0, acc, xr, t, tb, xa, xb)
+        t_let = _crossing_time(x0, v0, acc, xl, t, tb, xa, xb)
+        b1 = min(t_rep, t_let)
+        b2 = max(t_rep, t_let)
+        for k in range(3):
+            seg_end = b1 if k == 0 else (b2 if k == 1 else tb)
+            if k > 0 and t < tb:
+                # breakpoint at t: which point is crossed (k = 1: the earlier one)
+                at_let = (t_let <= t_rep) if k == 1 else (t_let > t_rep)
+                if at_let and pressing and s[S_ESCAPED] == 0.0:
+                    # let-off: the jack escapes; the drive point drops by d_c onto the backcheck
+                    s[S_ESCAPED] = 1.0
+                    _log_event(s, EV_LETOFF, t, v0 + acc * t, T)
+                    if mode == MODE_CONTACT and (p[P_LAW] == LAW_RIGID or _drive(p, xl, 1.0) - y <= 0.0):
+                        mode = MODE_FLIGHT
+                        _log_event(s, EV_LIFTOFF, t, w - p[P_R] * (v0 + acc * t), T)
+                elif not at_let and not pressing and s[S_ESCAPED] != 0.0:
+                    s[S_ESCAPED] = 0.0  # repetition: the jack is back under the hammer (continuous)
+            if seg_end > t:
+                y, w, mode, dj, iters = _advance(p, s, x0, v0, acc, t, seg_end, T, hs, y, w, mode,
+                                                 max_iter, iters)
+                impulse += dj
+                t = seg_end
+        xa = xb
 
     # runaway or non-finite hammer state: reset to rest on the key (counted)
     if not (abs(y) <= Y_LIMIT_M and abs(w) <= W_LIMIT_MPS and abs(impulse) <= F_LIMIT_N * T):
@@ -521,7 +590,8 @@ def hybrid_key_force(p, s, x, v, a, dt):
     s[S_Y] = y
     s[S_W] = w
     s[S_XPREV] = x
-    s[S_UPREV] = u
+    s[S_UPREV] = d2
+    s[S_TPREV] = T
     s[S_MODE] = mode
     flags = int(s[S_FLAGS])
     flags |= FLAG_CONTACT if mode == MODE_CONTACT else FLAG_FLIGHT

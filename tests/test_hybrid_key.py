@@ -37,19 +37,22 @@ HC = {"law": "hunt-crossley", "k_Npm": 2e5, "b_Nspm": 2e5, "n": 1.5}
 
 
 def run(model: HybridKey, x: np.ndarray, dt: float, y0: float | None = None, w0: float = 0.0,
-        v: np.ndarray | None = None, a: np.ndarray | None = None):
-    """Run the kernel over samples x[i] at t = i dt. With y0, the hammer starts in flight at (y0, w0)
-    at t = 0; otherwise at rest on the key. Returns (forces, y, w, flags, events[(t, code, speed)])."""
+        v: np.ndarray | None = None, a: np.ndarray | None = None, moving: bool = True):
+    """Run the kernel over samples x[i] at t = i dt from an explicit state at t = 0: the key has been
+    moving at (x[1] - x[0]) / dt (or resting, ``moving=False``); the hammer rides on it, or flies at
+    (y0, w0). Returns (forces, y, w, flags, events[(t, code, speed)])."""
     p = model.params_block()
     s = model.initial_state()
     v = np.zeros_like(x) if v is None else v
     a = np.zeros_like(x) if a is None else a
+    u0 = (x[1] - x[0]) / dt if moving else 0.0
+    s[hk.S_INIT], s[hk.S_XPREV], s[hk.S_UPREV], s[hk.S_TPREV] = 1.0, x[0], u0, dt
+    s[hk.S_T_LAND:hk.S_T_LETOFF + 1] = -1.0
     if y0 is None:
-        hybrid_key_force(p, s, x[0], v[0], a[0], dt)
+        s[hk.S_Y], s[hk.S_W] = model.lever_ratio * x[0] - model.rest_penetration_m, model.lever_ratio * u0
+        s[hk.S_MODE] = hk.MODE_CONTACT
     else:
-        s[hk.S_INIT] = 1.0
-        s[hk.S_Y], s[hk.S_W], s[hk.S_MODE], s[hk.S_XPREV] = y0, w0, hk.MODE_FLIGHT, x[0]
-        s[hk.S_T_LAND:hk.S_T_LETOFF + 1] = -1.0
+        s[hk.S_Y], s[hk.S_W], s[hk.S_MODE] = y0, w0, hk.MODE_FLIGHT
     n = x.size
     f, y, w, flags = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n, dtype=np.int64)
     y[0], w[0] = s[hk.S_Y], s[hk.S_W]
@@ -61,6 +64,22 @@ def run(model: HybridKey, x: np.ndarray, dt: float, y0: float | None = None, w0:
             k = hk.S_EV0 + 3 * j
             events.append(((i - 1) * dt + s[k + 1], int(s[k]), s[k + 2]))
     return f, y, w, flags, events
+
+
+def interpolant(x: np.ndarray, dt: float, moving: bool = True) -> list[tuple[float, float, float]]:
+    """Per tick i (from sample i-1 to i): the key's (x0, v0, a), x(tau) = x0 + v0 tau + a tau^2 / 2, as
+    defined in the module docstring: the quadratic through three samples, the line where it turns."""
+    out = []
+    d1 = (x[1] - x[0]) / dt if moving else 0.0
+    for i in range(1, x.size):
+        d2 = (x[i] - x[i - 1]) / dt
+        acc = (d2 - d1) / dt
+        v0 = d2 - 0.5 * acc * dt
+        if v0 * (d2 + 0.5 * acc * dt) < 0:
+            acc, v0 = 0.0, d2
+        out.append((x[i - 1], v0, acc))
+        d1 = d2
+    return out
 
 
 def times(events, code):
@@ -116,19 +135,21 @@ def test_rigid_force_through_lever_under_constant_acceleration():
                       lever_ratio=5.0, contact={"law": "rigid", "restitution": 0.5})
     t = np.arange(0, 0.2, dt)
     x = 0.5 * a0 * t ** 2
-    f, _, _, flags, ev = run(model, x, dt, v=a0 * t, a=np.full_like(t, a0))
+    f, _, _, flags, ev = run(model, x, dt, v=a0 * t, a=np.full_like(t, a0), moving=False)
     expected = 0.03 * a0 + 10.0 * x + 0.05 + 5.0 * 0.01 * (G + 5.0 * a0)
-    # from tick 2 on, the interpolated key velocity steps by a0 dt every tick
-    np.testing.assert_allclose(f[2:], expected[2:], rtol=1e-10)
+    # from tick 3 on, the quadratic through three samples of the parabola is the parabola itself
+    np.testing.assert_allclose(f[3:], expected[3:], rtol=1e-10)
     assert not ev and np.all(flags[1:] & FLAG_CONTACT)
 
 
 def test_rigid_hammer_leaves_key_only_when_deceleration_exceeds_g():
-    """Following a decelerating key: the hammer stays on while r x'' > -g, and flies when r x'' < -g."""
+    """Following a decelerating key: the hammer stays on while r x'' > -g, and flies when r x'' < -g.
+    (The deceleration starts abruptly; the tick straddling the step sees half of it, so a step within
+    0.8 g of g may give a hop of speed x'' dt / 4: the test stays clear of that band.)"""
     dt = 1e-3
     t = np.arange(0, 0.1, dt)
     model = paddle({"law": "rigid", "restitution": 0.0})
-    for decel, flies in ((0.8 * G, False), (1.2 * G, True)):
+    for decel, flies in ((0.7 * G, False), (1.2 * G, True)):
         x = np.where(t < 0.02, 0.5 * t, 0.01 + 0.5 * (t - 0.02) - 0.5 * decel * (t - 0.02) ** 2)
         _, _, _, _, ev = run(model, x, dt)
         assert bool(times(ev, EV_LIFTOFF).size) == flies
@@ -198,7 +219,7 @@ def test_repetition_point_resets_the_jack_and_release_is_continuous():
     # slow release: the hammer rides the backcheck; at x_r the drive point's speed jumps from
     # (r - d_c / (x_l - x_r)) |u| to r |u| (continuous position, kinked velocity), which the hammer cannot
     # follow: it lifts off with the difference and lands (plastic, e = 0) 2 dv / g later
-    late = [e for e in ev if e[0] > 0.7]
+    late = [e for e in ev if 0.7 < e[0] < 1.0]  # (the abrupt stop at x = 0, t = 1.095 s, is not tested)
     t_rep = 0.6 + (0.0099 - 0.004) / 0.02
     dv = 0.02 / (0.0085 - 0.004) * 0.02
     assert [c for _, c, _ in late] == [EV_LIFTOFF, EV_LANDING]
@@ -209,31 +230,32 @@ def test_repetition_point_resets_the_jack_and_release_is_continuous():
 
 # ---------------------------------------------------------------- Hunt-Crossley against scipy ----------
 def reference_hc(model: HybridKey, x: np.ndarray, dt: float, y0: float, w0: float):
-    """solve_ivp (DOP853, rtol 1e-12) of m y'' = F_c - m g with the drive point r x(t) linear between
-    samples; F_c = max(0, k rho^n + b rho^n rho_dot) for rho > 0 (seed 000 eq. 26). Events: rho = 0."""
+    """solve_ivp (DOP853, rtol 1e-12) of m y'' = F_c - m g with the drive point r x(t) on the key
+    interpolant; F_c = max(0, k rho^n + b rho^n rho_dot) for rho > 0 (seed 000 eq. 26). Events: rho = 0."""
     m, r = model.hammer_mass_kg, model.lever_ratio
     k, b, n = model.contact["k_Npm"], model.contact["b_Nspm"], model.contact["n"]
     g = model.gravity_mps2
 
-    def rhs(tt, z, s0, sp, t0):
-        rho = s0 + sp * (tt - t0) - z[0]
+    def rhs(tt, z, s0, sp, sa, t0):
+        tau = tt - t0
+        rho = s0 + sp * tau + 0.5 * sa * tau * tau - z[0]
         f = 0.0
         if rho > 0:
-            f = max(0.0, rho ** n * (k + b * (sp - z[1])))
+            f = max(0.0, rho ** n * (k + b * (sp + sa * tau - z[1])))
         return [z[1], f / m - g]
 
-    def gap(tt, z, s0, sp, t0):
-        return s0 + sp * (tt - t0) - z[0]
+    def gap(tt, z, s0, sp, sa, t0):
+        tau = tt - t0
+        return s0 + sp * tau + 0.5 * sa * tau * tau - z[0]
 
     z = np.array([y0, w0])
     events, ys = [], [y0]
-    for i in range(1, x.size):
+    for i, (xa, va, aa) in enumerate(interpolant(x, dt), start=1):
         t0 = (i - 1) * dt
-        s0, sp = r * x[i - 1], r * (x[i] - x[i - 1]) / dt
-        sol = solve_ivp(rhs, (t0, t0 + dt), z, method="DOP853", rtol=1e-12, atol=1e-15, events=gap,
-                        args=(s0, sp, t0))
+        key = (r * xa, r * va, r * aa, t0)
+        sol = solve_ivp(rhs, (t0, t0 + dt), z, method="DOP853", rtol=1e-12, atol=1e-15, events=gap, args=key)
         for te, ze in zip(sol.t_events[0], sol.y_events[0]):
-            events.append((te, EV_LANDING if sp - ze[1] > 0 else EV_LIFTOFF))
+            events.append((te, EV_LANDING if r * (va + aa * (te - t0)) - ze[1] > 0 else EV_LIFTOFF))
         z = sol.y[:, -1]
         ys.append(z[0])
     return events, np.array(ys)
@@ -294,19 +316,19 @@ def test_rest_is_static_equilibrium_for_both_laws():
 
 # ---------------------------------------------------------------- rigid paddle-and-ball vs scipy --------
 def reference_rigid(x: np.ndarray, dt: float, y0: float, e: float):
-    """Ball in flight over a piecewise-linear paddle (r = 1) with solve_ivp event location and the
-    restitution map of seed 000 section 5; juggling regime only (no capture)."""
+    """Ball in flight over the paddle (r = 1) moving on the key interpolant, with solve_ivp event
+    location and the restitution map of seed 000 section 5; juggling regime only (no capture)."""
     def rhs(tt, z):
         return [z[1], -G]
 
     z = np.array([y0, 0.0])
     out = []
-    for i in range(1, x.size):
+    for i, (xa, va, aa) in enumerate(interpolant(x, dt), start=1):
         t0 = (i - 1) * dt
-        sp = (x[i] - x[i - 1]) / dt
 
-        def gap(tt, zz, t0=t0, sp=sp, s0=x[i - 1]):
-            return zz[0] - (s0 + sp * (tt - t0))
+        def gap(tt, zz, t0=t0, xa=xa, va=va, aa=aa):
+            tau = tt - t0
+            return zz[0] - (xa + va * tau + 0.5 * aa * tau * tau)
         gap.terminal, gap.direction = True, -1
         ta = t0
         while True:
@@ -316,9 +338,12 @@ def reference_rigid(x: np.ndarray, dt: float, y0: float, e: float):
                 break
             ta = sol.t_events[0][0]
             ze = sol.y_events[0][0]
+            tau = ta - t0
+            sp = va + aa * tau
             rel = ze[1] - sp
             out.append((ta, -rel))
-            z = np.array([x[i - 1] + sp * (ta - t0) + 1e-13, sp - e * rel])  # reset, just above the paddle
+            # reset (seed 000 section 5), restarted just above the paddle
+            z = np.array([xa + va * tau + 0.5 * aa * tau * tau + 1e-13, sp - e * rel])
     return out
 
 
@@ -337,6 +362,46 @@ def test_rigid_paddle_and_ball_matches_scipy_reference():
     np.testing.assert_allclose([sp for _, sp in land[:n]], [sp for _, sp in ref[:n]], rtol=1e-6)
 
 
+def test_paddle_and_ball_with_exact_sinusoidal_paddle():
+    """Seed 000's paddle moving exactly as A sin(w t) (the reference integrates the true sinusoid; the kernel
+    sees only its samples): compliant events within 1e-6 s at 1 kHz; rigid landings within 1e-6 s at
+    10 kHz for the first four impacts (rigid rebounds amplify the O(dt^2) paddle-velocity error)."""
+    a_m, om = 0.01, 2 * np.pi * 6.0
+    model = paddle(HC)
+    k, b, n, m = HC["k_Npm"], HC["b_Nspm"], HC["n"], model.hammer_mass_kg
+
+    def rhs(tt, z):
+        rho = a_m * np.sin(om * tt) - z[0]
+        f = max(0.0, rho ** n * (k + b * (a_m * om * np.cos(om * tt) - z[1]))) if rho > 0 else 0.0
+        return [z[1], f / m - G]
+
+    sol = solve_ivp(rhs, (0, 0.6), [0.004, 0.0], method="DOP853", rtol=1e-12, atol=1e-15, max_step=1e-4,
+                    events=lambda tt, z: a_m * np.sin(om * tt) - z[0])
+    dt = 1e-3
+    t = np.arange(0, 0.6 + dt / 2, dt)
+    _, _, _, _, ev = run(model, a_m * np.sin(om * t), dt, y0=0.004)
+    assert len(ev) == sol.t_events[0].size >= 8
+    assert np.abs(np.array([te for te, _, _ in ev]) - sol.t_events[0]).max() < 1e-6
+
+    a_m, om, e = 0.02, 2 * np.pi * 4.0, 0.8
+
+    def gap(tt, z):
+        return z[0] - a_m * np.sin(om * tt)
+    gap.terminal, gap.direction = True, -1
+    z, ta, ref = [0.05, 0.0], 0.0, []
+    while len(ref) < 4:
+        sol = solve_ivp(lambda tt, zz: [zz[1], -G], (ta, 1.0), z, method="DOP853", rtol=1e-13, atol=1e-15,
+                        events=gap)
+        ta, ze = sol.t_events[0][0], sol.y_events[0][0]
+        sp = a_m * om * np.cos(om * ta)
+        ref.append(ta)
+        z = [a_m * np.sin(om * ta) + 1e-13, sp - e * (ze[1] - sp)]  # seed 000 section 5 reset
+    dt = 1e-4
+    t = np.arange(0, 1.0, dt)
+    _, _, _, _, ev = run(paddle({"law": "rigid", "restitution": e}), a_m * np.sin(om * t), dt, y0=0.05)
+    np.testing.assert_allclose(times(ev, EV_LANDING)[:4], ref, rtol=0, atol=1e-6)
+
+
 # ---------------------------------------------------------------- tick-rate independence ---------------
 def quintic_press(t: np.ndarray, t0: float, dur: float, depth: float) -> np.ndarray:
     """Smooth press with zero velocity and acceleration at both ends."""
@@ -344,22 +409,24 @@ def quintic_press(t: np.ndarray, t0: float, dur: float, depth: float) -> np.ndar
     return depth * (10 * q ** 3 - 15 * q ** 4 + 6 * q ** 5)
 
 
-def test_same_event_sequence_at_1khz_and_10khz():
-    """The piano example, pressed and released smoothly: the events with speed above 0.05 m/s come in the
-    same order at dt = 1e-3 and 1e-4, within 0.1 ms (the documented tick-rate tolerance)."""
+@pytest.mark.parametrize("press_s, release_s", [(0.02, 0.05), (0.04, 0.08), (0.08, 0.2)])
+def test_same_event_sequence_at_1khz_and_10khz(press_s, release_s):
+    """The piano example pressed (fortissimo to piano) and released smoothly: the events with speed above
+    0.05 m/s come in the same order at dt = 1e-3 and 1e-4, within TICK_RATE_TOLERANCE_S."""
     from hapticam.models.files import load_model
 
     model, _ = load_model("example:piano-key")
     seqs = []
     for dt in (1e-3, 1e-4):
-        t = np.arange(0, 0.6, dt)
-        x = quintic_press(t, 0.01, 0.04, 0.0101) - quintic_press(t, 0.3, 0.08, 0.0101)
+        t = np.arange(0, 0.8, dt)
+        x = quintic_press(t, 0.01, press_s, 0.0101) - quintic_press(t, 0.4, release_s, 0.0101)
         _, _, _, _, ev = run(model, x, dt)
         seqs.append([(te, c) for te, c, sp in ev if abs(sp) > 0.05 or c == EV_LETOFF])
     a, b = seqs
     assert [c for _, c in a] == [c for _, c in b]
     assert EV_STRING in [c for _, c in a] and EV_LETOFF in [c for _, c in a]
-    assert np.abs(np.array([te for te, _ in a]) - np.array([te for te, _ in b])).max() < 1e-4
+    err = np.abs(np.array([te for te, _ in a]) - np.array([te for te, _ in b])).max()
+    assert err < hk.TICK_RATE_TOLERANCE_S, err
 
 
 # ---------------------------------------------------------------- validation, files, robustness ---------
