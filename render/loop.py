@@ -317,7 +317,7 @@ class ServoLoop:
     @property
     def running(self) -> bool:
         """True while the real-time thread is alive."""
-        return self._thread is not None and self._thread.is_alive()
+        return self._thread is not None and not self._done.is_set()
 
     @property
     def ticks(self) -> int:
@@ -370,6 +370,7 @@ class ServoLoop:
         self.clock = "real-time"
         self.cfg[C_MAX_TICKS] = -1 if duration_s is None else self.ticks + int(round(duration_s * self.rate_hz))
         self._started = threading.Event()
+        self._done = threading.Event()
         self._thread = threading.Thread(target=self._thread_main, name="hapticam-servo", daemon=True)
         self._thread.start()
         if not self._started.wait(startup_timeout_s):
@@ -394,13 +395,19 @@ class ServoLoop:
             self._thread_error = exc
             self.ctl[K_STOP] = 1
             self.ctl[K_RUNNING] = 0
+        finally:
+            self._done.set()
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Wait for the real-time thread to end; True if it has."""
         if self._thread is None:
             return True
-        self._thread.join(timeout_s)
-        return not self._thread.is_alive()
+        # an Event, not Thread.join: a KeyboardInterrupt inside join() can leave the thread looking
+        # finished while it still runs (CPython gh-90882)
+        if not self._done.wait(timeout_s):
+            return False
+        self._thread.join()
+        return True
 
     def stop(self, timeout_s: float = 5.0) -> LoopStats:
         """Stop the loop (zero force) and return its statistics; re-raise a thread error as RenderError."""

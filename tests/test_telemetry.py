@@ -192,3 +192,28 @@ def test_cli_errors_are_one_line_and_exit_2(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("hapticam: error:") and err.count("\n") == 1
+
+
+def test_ctrl_c_stops_with_zero_force_and_a_complete_recording(tmp_path):
+    import _thread
+
+    from hapticam.devices.sim import D_FCMD
+
+    rec = tmp_path / "interrupted.csv"
+    session = make_session(tmp_path, record=rec)
+    loop = session.loop
+
+    def interrupt_when_running():
+        deadline = time.monotonic() + 30
+        while loop.ticks < 300 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_when_running, daemon=True).start()
+    report = session.run(None, realtime=True)
+    assert report.interrupted and report.stats.ticks >= 300
+    assert loop.io[4 + 1] == 0.0 and loop.device.dev[D_FCMD] == 0.0     # IO_FORCE and the motor command
+    assert report.recording is not None and report.recording[1] == report.stats.ticks
+    cap = load_capture(rec)
+    assert cap.t_s.size == report.stats.ticks and report.lost_ticks == 0
+    assert [e.name for e in report.events][-1] == "stop"
