@@ -160,7 +160,7 @@ ABSENT_M = 1e30
 #: Longest hammer sub-step (s); stiff Hunt-Crossley contacts get shorter ones (see ``substep_s``).
 MAX_SUBSTEP_S = 5e-5
 #: Most hammer sub-steps per tick (bounds the cost; a longer tick gets longer sub-steps).
-MAX_SUBSTEPS = 128
+MAX_SUBSTEPS = 96
 #: Sub-step rule for Hunt-Crossley: omega h <= 0.5 at the penetration of a 10 m/s impact.
 SUBSTEP_OMEGA_H = 0.5
 SUBSTEP_REF_SPEED_MPS = 10.0
