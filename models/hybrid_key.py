@@ -20,7 +20,7 @@ felt through the lever). While escaped, the drive point is::
     s(x) = r x - d_c clip((x - x_r) / (x_l - x_r), 0, 1)
 
 so as the key comes back up from ``x_l`` to the repetition point ``x_r`` the drop closes (the repetition
-spring lifts the hammer back onto the jack); once ``x < x_r`` the jack is back (the escaped latch, flag
+spring lifts the hammer back onto the jack); once ``x <= x_r`` the jack is back (the escaped latch, flag
 bit 2, clears) and ``s = r x`` again, continuously. Pressing again from between ``x_r`` and ``x_l``
 drives the hammer through the backcheck without a new escapement. Validation keeps ``d_c`` no larger
 than ``r (x_l - x_r)`` (the drive point never moves against the key) and the string above the let-off
@@ -299,10 +299,11 @@ def _string_time(d0, w, g):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _crossing_time(x0, v0, a, c, ta, tb, xa, xb):
-    """Time in [ta, tb) where the key x(t) = x0 + v0 t + a t^2 / 2, monotone on [ta, tb], passes c going
-    from xa = x(ta) towards xb = x(tb), or tb if it does not."""
-    if not ((xa <= c < xb) or (xb < c <= xa)):
-        return tb
+    """Time in [ta, tb] where the key x(t) = x0 + v0 t + a t^2 / 2, monotone on [ta, tb], passes c going
+    from xa = x(ta) to xb = x(tb), or -1. Pressing passes c when it goes beyond it (xa <= c < xb),
+    releasing when it reaches it (xb <= c < xa): let-off is x > x_l, repetition x <= x_r."""
+    if not ((xa <= c < xb) or (xb <= c < xa)):
+        return -1.0
     d = x0 - c
     if a == 0.0:
         return _clamp(-d / v0, ta, tb)
@@ -555,13 +556,20 @@ def hybrid_key_force(p, s, x, v, a, dt):
         # drive point is a quadratic in time
         t_rep = _crossing_time(x0, v0, acc, xr, t, tb, xa, xb)
         t_let = _crossing_time(x0, v0, acc, xl, t, tb, xa, xb)
-        b1 = min(t_rep, t_let)
-        b2 = max(t_rep, t_let)
+        n_cross = (1 if t_rep >= 0.0 else 0) + (1 if t_let >= 0.0 else 0)
+        let_first = t_let >= 0.0 and (t_rep < 0.0 or t_let <= t_rep)
+        b1 = tb
+        b2 = tb
+        if n_cross == 2:
+            b1 = min(t_rep, t_let)
+            b2 = max(t_rep, t_let)
+        elif n_cross == 1:
+            b1 = max(t_rep, t_let)
         for k in range(3):
             seg_end = b1 if k == 0 else (b2 if k == 1 else tb)
-            if k > 0 and t < tb:
+            if (k == 1 and n_cross >= 1) or (k == 2 and n_cross == 2):
                 # breakpoint at t: which point is crossed (k = 1: the earlier one)
-                at_let = (t_let <= t_rep) if k == 1 else (t_let > t_rep)
+                at_let = let_first if k == 1 else not let_first
                 if at_let and pressing and s[S_ESCAPED] == 0.0:
                     # let-off: the jack escapes; the drive point drops by d_c onto the backcheck
                     s[S_ESCAPED] = 1.0
@@ -688,7 +696,7 @@ class HybridKey(Model):
     check_drop_m : check drop d_c (m, > 0 with a let-off): how far the drive point drops onto the
         backcheck when the jack escapes; at most ``lever_ratio * (let_off_m - repetition_m)``.
     repetition_m : repetition point x_r (m, 0 <= x_r < x_l), default 0: the jack is back under the
-        hammer once the key rises above it (0: only when the key is fully up, a single escapement).
+        hammer once the key has risen to it (0: only when the key is back at rest, a single escapement).
     string_height_m : string (hammer stop) height y_s (m), or None. Needs a let-off and y_s > r x_l, so
         the key can never pinch the hammer against the string.
     string_restitution : e_s in [0, 1] for the hammer-string impact, default 0.5.

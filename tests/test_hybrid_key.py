@@ -213,7 +213,7 @@ def test_repetition_point_resets_the_jack_and_release_is_continuous():
     press = np.minimum(0.2 * t, 0.0099)
     x = np.where(t < 0.6, press, np.maximum(0.0099 - 0.02 * (t - 0.6), 0.0))
     f, _, _, flags, ev = run(model, x, dt)
-    i_rep = np.argmax((t > 0.6) & (x < 0.004))
+    i_rep = np.argmax((t > 0.6) & (x <= 0.004))
     assert np.all(flags[int(0.0425 / dt) + 1:i_rep] & FLAG_ESCAPED)
     assert not np.any(flags[i_rep:] & FLAG_ESCAPED)
     # slow release: the hammer rides the backcheck; at x_r the drive point's speed jumps from
@@ -226,6 +226,18 @@ def test_repetition_point_resets_the_jack_and_release_is_continuous():
     np.testing.assert_allclose([late[0][0], late[1][0]], [t_rep, t_rep + 2 * dv / G], rtol=0, atol=1e-9)
     np.testing.assert_allclose([late[0][2], late[1][2]], [dv, dv], rtol=1e-9)
     assert abs(f[-1] - (0.05 + 5.0 * 0.01 * G)) < 1e-12
+
+
+def test_single_escapement_resets_when_the_key_is_back_at_rest():
+    """repetition_m = 0: the jack is back exactly when the released key reaches rest (x = 0)."""
+    dt = 1e-3
+    model = piano_rigid(repetition_m=0.0, contact={"law": "rigid", "restitution": 0.0})
+    t = np.arange(0, 1.0, dt)
+    x = np.where(t < 0.3, np.minimum(0.2 * t, 0.0099), np.maximum(0.0099 - 0.02 * (t - 0.3), 0.0))
+    _, _, _, flags, _ = run(model, x, dt)
+    i_rest = int(np.argmax((t > 0.3) & (x == 0.0)))
+    assert np.all(flags[50:i_rest] & FLAG_ESCAPED)
+    assert not np.any(flags[i_rest:] & FLAG_ESCAPED)
 
 
 # ---------------------------------------------------------------- Hunt-Crossley against scipy ----------
