@@ -1,0 +1,242 @@
+"""Shared parts of the interactive windows: a finger on the simulated device, scripted input, layout.
+
+The windows never integrate physics of their own: a :class:`FingerRig` is a
+:class:`~hapticam.devices.sim.SimulatedDevice` with a finger at its handle and a
+:class:`~hapticam.render.loop.ServoLoop` on the simulated clock. Each frame advances the loop by the
+frame's share of servo ticks (1000 Hz x 1/60 s: 16 or 17 ticks), so what the window shows is the real
+render loop (compiled step, safety layer, device physics) at its own rate.
+
+The finger is the simulator's position user, ``f_user = k_f (x_target - x) - b_f v`` (see
+:mod:`hapticam.devices.users`), whose reference table is two rows long: past the table's end the
+simulator holds the last value with zero rate, so writing the target into the table in place moves the
+finger's target from one tick to the next without rebuilding the user or resetting the device.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from hapticam.devices.sim import SimParams, SimulatedDevice
+from hapticam.devices.users import GRID_DT_S, MODE_POSITION, User
+from hapticam.errors import DependencyMissingError, UsageError
+from hapticam.models.base import Model
+from hapticam.models.composite import EndStops
+from hapticam.models.contact import Contact
+from hapticam.models.hybrid_key import HybridKey
+from hapticam.models.impedance import SegmentedImpedance
+from hapticam.models.kernels import model_force
+from hapticam.render.layout import K_SLOT, K_SLEN0
+from hapticam.render.loop import LoopConfig, RenderResult, ServoLoop
+
+RATE_HZ = 1000
+FPS = 60
+#: Speed of the quasi-static sweep that draws a model's own F-x curves (m/s): above the impedance
+#: models' direction dead band (1 mm/s), slow enough that ``b v`` stays below a millinewton.
+STATIC_SWEEP_MPS = 0.01
+#: Travel shown for a model whose structure names no bottom (m).
+DEFAULT_TRAVEL_M = 0.005
+
+SCRIPT_ACTIONS = ("press", "ramp", "lift", "key")
+
+# Colours (RGB) shared by both windows; the tests look for some of them by exact value.
+BG = (18, 20, 26)
+PANEL = (30, 33, 42)
+GRID = (55, 60, 74)
+TEXT = (215, 218, 226)
+DIM = (120, 125, 140)
+
+
+def require_pygame() -> Any:
+    """Import pygame (the ``demo`` extra) or raise :class:`DependencyMissingError`."""
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    try:
+        import pygame
+    except ImportError as exc:
+        raise DependencyMissingError("the interactive demos need pygame: pip install 'hapticam[demo]'") from exc
+    return pygame
+
+
+def frame_ticks(frame: int, rate_hz: int = RATE_HZ, fps: int = FPS) -> int:
+    """Servo ticks in frame ``frame``: ``floor((k + 1) R / fps) - floor(k R / fps)`` (no drift)."""
+    return (frame + 1) * rate_hz // fps - frame * rate_hz // fps
+
+
+class FingerRig:
+    """A model rendered by the servo loop on the simulated device, with a finger at the handle.
+
+    Parameters
+    ----------
+    model : Model
+        The model to render.
+    stiffness_N_per_m, damping_N_s_per_m : float
+        The finger's spring-damper to its target (N/m, N s/m).
+    rest_m : float
+        Finger target when no one presses (m): the finger rests on the key top.
+    device : SimParams, optional
+        Simulated device parameters (default :class:`SimParams`).
+    """
+
+    def __init__(self, model: Model, stiffness_N_per_m: float, damping_N_s_per_m: float, rest_m: float = 0.0,
+                 device: SimParams | None = None) -> None:
+        self.model = model
+        self.rest_m = float(rest_m)
+        user = User("finger", MODE_POSITION, 0.0, GRID_DT_S, np.full(2, self.rest_m), np.zeros(2),
+                    float(stiffness_N_per_m), float(damping_N_s_per_m))
+        self.device = SimulatedDevice(device, user=user)
+        self.loop = ServoLoop(model, self.device, LoopConfig(rate_hz=float(RATE_HZ), ring_capacity=1 << 12,
+                                                             realtime=False))
+        self.target_m = self.rest_m
+
+    def set_target(self, x_m: float | None) -> None:
+        """Move the finger's target to ``x_m`` (m); ``None`` returns it to the rest position."""
+        self.target_m = self.rest_m if x_m is None else float(x_m)
+        self.device.utab[:, 0] = self.target_m  # held past the table's end (user_reference)
+
+    def step(self, n_ticks: int) -> RenderResult:
+        """Run ``n_ticks`` servo ticks on the simulated clock; return their rows."""
+        return self.loop.run_simulated(n_ticks=int(n_ticks))
+
+    @property
+    def state(self) -> np.ndarray:
+        """The model's live state array (a view into the loop's active slot)."""
+        slot = int(self.loop.ctl[K_SLOT])
+        return self.loop.sbuf[slot, :int(self.loop.ctl[K_SLEN0 + slot])]
+
+    @property
+    def t_s(self) -> float:
+        """Simulated time (s)."""
+        return self.device.t_s
+
+
+# -- model geometry -------------------------------------------------------------------------------------
+def model_bottom_m(model: Model) -> float:
+    """Where the key bottoms out (m): the nearest of a pressing-side contact wall, the upper end stop and
+    the keybed; else the end of the impedance tables; else ``DEFAULT_TRAVEL_M``."""
+    walls, ends = [], []
+    for part in model.components():
+        if isinstance(part, Contact) and part.side > 0:
+            walls.append(part.x_c_m)
+        elif isinstance(part, EndStops):
+            walls.append(part.x_max_m)
+        elif isinstance(part, HybridKey) and part.keybed_m is not None:
+            walls.append(part.keybed_m)
+        elif isinstance(part, SegmentedImpedance):
+            ends.append(part.x_range()[1])
+    if walls:
+        return float(min(walls))
+    return float(max(ends)) if ends else DEFAULT_TRAVEL_M
+
+
+def static_curves(model: Model, x_lo_m: float, x_hi_m: float, n: int = 400
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The model's own press and release curves ``(x_m, f_press_N, f_release_N)`` from its kernel.
+
+    A quasi-static sweep at ``STATIC_SWEEP_MPS``: from rest at ``x_lo_m`` up to ``x_hi_m`` and back,
+    state carried along (direction, friction, hammer), ``dt = dx / v`` per step, ``a = 0``.
+    """
+    compiled = model.compile()
+    params, state = compiled.params, compiled.reset_state()
+    x = np.linspace(x_lo_m, x_hi_m, n)
+    dt = float(x[1] - x[0]) / STATIC_SWEEP_MPS
+    for _ in range(20):                      # settle at the start (a hammer comes to rest on its jack)
+        model_force(params, state, float(x[0]), 0.0, 0.0, dt)
+    press = np.array([model_force(params, state, float(xi), STATIC_SWEEP_MPS, 0.0, dt) for xi in x])
+    release = np.array([model_force(params, state, float(xi), -STATIC_SWEEP_MPS, 0.0, dt) for xi in x[::-1]])
+    return x, press, release[::-1]
+
+
+def nice_ceil(value: float) -> float:
+    """Smallest of 1, 2, 2.5, 5 times a power of ten that is at least ``value`` (> 0)."""
+    if not (value > 0 and math.isfinite(value)):
+        return 1.0
+    p = 10.0 ** math.floor(math.log10(value))
+    for m in (1.0, 2.0, 2.5, 5.0, 10.0):
+        if m * p >= value * (1 - 1e-12):
+            return m * p
+    return 10.0 * p
+
+
+# -- scripted input ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ScriptEvent:
+    """One scripted input at simulated time ``t_s``.
+
+    ``action``: ``"press"`` (``value``: finger target depth, m; the mouse held there), ``"ramp"``
+    (``value``: ``(depth_m, duration_s)``, the target moves linearly to ``depth_m``), ``"lift"`` (the
+    mouse button released) or ``"key"`` (``value``: a key name as the window's keyboard handler takes
+    it, e.g. ``"2"``, ``"r"``, ``"space"``).
+    """
+
+    t_s: float
+    action: str
+    value: Any = None
+
+
+Script = Sequence[ScriptEvent | tuple]
+
+
+class ScriptPlayer:
+    """Plays a script: the finger target over time and the key presses due."""
+
+    def __init__(self, script: Script) -> None:
+        events = [e if isinstance(e, ScriptEvent) else ScriptEvent(*e) for e in script]
+        for e in events:
+            if e.action not in SCRIPT_ACTIONS:
+                raise UsageError(f"script: action must be one of {', '.join(SCRIPT_ACTIONS)}, got {e.action!r}")
+            if not (isinstance(e.t_s, (int, float)) and math.isfinite(e.t_s) and e.t_s >= 0):
+                raise UsageError(f"script: event time must be a finite number >= 0, got {e.t_s!r}")
+            if e.action == "press" and not _finite(e.value):
+                raise UsageError(f"script: press needs a depth in metres, got {e.value!r}")
+            if e.action == "ramp" and not (isinstance(e.value, (tuple, list)) and len(e.value) == 2
+                                           and _finite(e.value[0]) and _finite(e.value[1]) and e.value[1] > 0):
+                raise UsageError(f"script: ramp needs (depth_m, duration_s > 0), got {e.value!r}")
+        self.events = sorted(events, key=lambda e: e.t_s)
+        self._next = 0
+        self._target: float | None = None
+        self._ramp: tuple[float, float, float, float] | None = None  # t0, x0, t1, x1
+
+    @property
+    def end_s(self) -> float:
+        """Time of the last event, ramps included (s)."""
+        ends = [e.t_s + (e.value[1] if e.action == "ramp" else 0.0) for e in self.events]
+        return max(ends, default=0.0)
+
+    def advance(self, t_s: float) -> list[str]:
+        """Apply the events due by ``t_s``; return the key names pressed."""
+        keys = []
+        while self._next < len(self.events) and self.events[self._next].t_s <= t_s + 1e-12:
+            e = self.events[self._next]
+            self._next += 1
+            if e.action == "press":
+                self._target, self._ramp = float(e.value), None
+            elif e.action == "lift":
+                self._target, self._ramp = None, None
+            elif e.action == "ramp":
+                x0 = self.target(e.t_s)
+                self._ramp = (e.t_s, 0.0 if x0 is None else x0, e.t_s + float(e.value[1]), float(e.value[0]))
+                self._target = self._ramp[1]
+            else:
+                keys.append(str(e.value))
+        return keys
+
+    def target(self, t_s: float) -> float | None:
+        """The finger target at ``t_s`` (m), or None when the finger is lifted."""
+        if self._ramp is not None:
+            t0, x0, t1, x1 = self._ramp
+            w = min(max((t_s - t0) / (t1 - t0), 0.0), 1.0)
+            return x0 + w * (x1 - x0)  # linear drag of the mouse from x0 to x1
+        return self._target
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def text(surface: Any, font: Any, s: str, pos: tuple[int, int], colour: tuple[int, int, int] = TEXT) -> None:
+    """Draw ``s`` with its top-left corner at ``pos``."""
+    surface.blit(font.render(s, True, colour), pos)

@@ -1,0 +1,393 @@
+"""Interactive key window: the mouse is a finger on a virtual key rendered by the real servo loop.
+
+Hold the left mouse button over the key panel: the mouse's height sets the finger's target depth and
+the finger, a spring-damper (users.py's fingertip, 500 N/m and 2 N s/m), pulls the simulated device's
+handle toward it; the model is rendered by :class:`~hapticam.render.loop.ServoLoop` on the simulated
+clock, advanced by each frame's share of 1 kHz ticks. With the button up the finger rests on the key
+top (target 0). The window shows the key cap at the handle position, the rendered force as a bar, and
+the live force-displacement trace over the model's own press and release curves (a quasi-static sweep
+of its kernel).
+
+A hybrid (piano) key is pressed by a firm finger (users.py's scripted-probe spring, 20 kN/m and
+40 N s/m): the hammer's landings, reflected through the lever, would kick a softly held 50 g handle into
+a sustained juggle at 1 kHz.
+
+Keys: ``1``/``2``/``3`` the bundled linear, tactile and piano keys; ``o`` the next model file given on
+the command line; ``r`` reset; ``q``/Esc quit::
+
+    python -m hapticam.demos.key_window [MODEL ...]
+
+:func:`run` also plays a script of inputs for a fixed number of frames without waiting for wall time
+(headless with ``SDL_VIDEODRIVER=dummy``) and saves a screenshot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, Script, ScriptPlayer,
+                                    frame_ticks, model_bottom_m, nice_ceil, require_pygame, static_curves,
+                                    text)
+from hapticam.devices.users import (FINGER_DAMPING_N_S_PER_M, FINGER_STIFFNESS_N_PER_M, PROBE_DAMPING_N_S_PER_M,
+                                    PROBE_STIFFNESS_N_PER_M)
+from hapticam.errors import HapticError
+from hapticam.models.base import Model
+from hapticam.models.files import load_model
+from hapticam.models.hybrid_key import HybridKey
+
+EXAMPLES = ("example:linear-key", "example:tactile-key", "example:piano-key")
+SIZE = (960, 600)
+TRACE_TICKS = 3000
+#: Finger overpress past the bottom: at most this fraction of the travel, and at most this force.
+OVERPRESS_FRACTION = 0.15
+OVERPRESS_FORCE_N = 2.0
+
+# Colours the tests look for (keep them distinct from each other and from text and panels).
+KEYCAP = (90, 170, 250)
+STEM = (70, 80, 100)
+FINGER = (240, 170, 60)
+BAR = (250, 110, 90)
+PRESS = (90, 200, 120)
+RELEASE = (200, 110, 210)
+TRACE = (255, 235, 80)
+MARKER = (255, 255, 255)
+
+
+@dataclass(frozen=True)
+class KeyLayout:
+    """Pixel geometry of the window for one model (the tests read it to place their expectations).
+
+    Key panel: the key cap's top edge is drawn at ``y_rest + x * px_per_m`` (x the handle position, m).
+    Force bar: from column ``bar_x0`` by ``f * bar_px_per_N`` (clipped to the panel), rows ``bar_y``
+    to ``bar_y + bar_h``. F-x plot: ``plot`` rectangle (left, top, width, height) over ``x_range_m`` by
+    ``f_range_N``.
+    """
+
+    key_cx: int = 150
+    cap_w: int = 120
+    cap_h: int = 56
+    panel: tuple[int, int, int, int] = (20, 50, 260, 430)
+    y_rest: float = 0.0
+    px_per_m: float = 1.0
+    bar_x0: int = 48
+    bar_y: int = 520
+    bar_h: int = 22
+    bar_max_px: int = 220
+    bar_px_per_N: float = 1.0
+    plot: tuple[int, int, int, int] = (320, 50, 620, 490)
+    x_range_m: tuple[float, float] = (0.0, 1.0)
+    f_range_N: tuple[float, float] = (0.0, 1.0)
+
+    @classmethod
+    def for_model(cls, bottom_m: float, f_full_N: float) -> "KeyLayout":
+        base = cls()
+        lo, hi = -0.15 * bottom_m, 1.25 * bottom_m
+        travel_px = base.panel[3] - base.cap_h - 40
+        px_per_m = travel_px / (hi - lo)
+        return cls(y_rest=base.panel[1] + 20 - lo * px_per_m, px_per_m=px_per_m,
+                   bar_px_per_N=base.bar_max_px / f_full_N, x_range_m=(lo, hi),
+                   f_range_N=(-0.1 * f_full_N, f_full_N))
+
+    def cap_top(self, x_m: float) -> float:
+        """Row of the key cap's top edge for handle position ``x_m``."""
+        return self.y_rest + x_m * self.px_per_m
+
+    def depth_at(self, row: float) -> float:
+        """Finger target depth (m) for a mouse at ``row``."""
+        return (row - self.y_rest) / self.px_per_m
+
+    def plot_xy(self, x_m: np.ndarray | float, f_N: np.ndarray | float) -> tuple[Any, Any]:
+        """Pixel coordinates of F-x points (x to the right, force up)."""
+        left, top, w, h = self.plot
+        (x0, x1), (f0, f1) = self.x_range_m, self.f_range_N
+        px = left + (np.asarray(x_m) - x0) / (x1 - x0) * w
+        py = top + h - (np.asarray(f_N) - f0) / (f1 - f0) * h
+        return px, py
+
+
+@dataclass
+class KeyRun:
+    """What a :func:`run` did: per-tick and per-frame records, the layout in use, the screenshot."""
+
+    model_name: str
+    layout: KeyLayout
+    frames: int
+    t_s: np.ndarray = field(default_factory=lambda: np.zeros(0))          # per tick, since the last (re)load
+    x_m: np.ndarray = field(default_factory=lambda: np.zeros(0))          # per tick, true handle position
+    force_N: np.ndarray = field(default_factory=lambda: np.zeros(0))      # per tick, rendered force
+    target_m: np.ndarray = field(default_factory=lambda: np.zeros(0))     # per frame, finger target (nan: none)
+    screenshot: Path | None = None
+
+
+class KeyWindow:
+    """The window's model: models to cycle through, the rig rendering the current one, the live trace."""
+
+    def __init__(self, sources: Sequence[str] = EXAMPLES, extra: Sequence[str] = ()) -> None:
+        self.sources = list(sources) + list(extra)
+        self.n_examples = len(sources)
+        self.models = [load_model(s)[0] for s in self.sources]
+        self.index = 0
+        self.message = ""
+        self.load(0)
+
+    # -- models ---------------------------------------------------------------------------------------
+    def load(self, index: int) -> None:
+        """Render model ``index`` from rest (a fresh device and loop)."""
+        self.index = index
+        model: Model = self.models[index]
+        if any(isinstance(p, HybridKey) for p in model.components()):
+            k, b = PROBE_STIFFNESS_N_PER_M, PROBE_DAMPING_N_S_PER_M
+        else:
+            k, b = FINGER_STIFFNESS_N_PER_M, FINGER_DAMPING_N_S_PER_M
+        self.finger_N_per_m = k
+        self.rig = FingerRig(model, k, b)
+        self.bottom_m = model_bottom_m(model)
+        self.curve_x, self.curve_press, self.curve_release = static_curves(model, -0.15 * self.bottom_m,
+                                                                           1.25 * self.bottom_m)
+        inside = (self.curve_x >= 0) & (self.curve_x <= 0.98 * self.bottom_m)
+        # full scale from the typical force over the travel (a percentile: impact spikes do not set it)
+        f_typ = float(np.percentile(np.abs(self.curve_press[inside]), 90)) if np.any(inside) else 1.0
+        self.layout = KeyLayout.for_model(self.bottom_m, nice_ceil(1.6 * f_typ))
+        self.max_target_m = self.bottom_m + min(OVERPRESS_FRACTION * self.bottom_m, OVERPRESS_FORCE_N / k)
+        self.trace = np.full((TRACE_TICKS, 2), np.nan)
+        self.trace_head = 0
+        self.ticks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.target: float | None = None
+        self.background = None
+
+    @property
+    def name(self) -> str:
+        return self.sources[self.index]
+
+    def handle_key(self, key: str) -> bool:
+        """Act on a key name (pygame's); return False to quit."""
+        if key in ("q", "escape"):
+            return False
+        if key in ("1", "2", "3") and int(key) <= self.n_examples:
+            self.load(int(key) - 1)
+        elif key == "o":
+            if len(self.sources) > self.n_examples:
+                nxt = self.index + 1 if self.index >= self.n_examples else self.n_examples
+                self.load(nxt if nxt < len(self.sources) else self.n_examples)
+                self.message = ""
+            else:
+                self.message = "no model files given: python -m hapticam.demos.key_window MODEL ..."
+        elif key == "r":
+            self.load(self.index)
+        return True
+
+    # -- simulation -----------------------------------------------------------------------------------
+    def step_frame(self, frame: int, target_m: float | None) -> None:
+        """Set the finger target (clamped to the key's travel) and run the frame's servo ticks."""
+        self.target = None if target_m is None else float(np.clip(target_m, 0.0, self.max_target_m))
+        self.rig.set_target(self.target)
+        res = self.rig.step(frame_ticks(frame))
+        self.ticks.append((res.t_s, res.x_true_m, res.force_N))
+        n = res.t_s.size
+        idx = (self.trace_head + np.arange(n)) % TRACE_TICKS
+        self.trace[idx, 0] = res.x_true_m
+        self.trace[idx, 1] = res.force_N
+        self.trace_head = (self.trace_head + n) % TRACE_TICKS
+
+    def last(self) -> tuple[float, float]:
+        """Handle position (m) and rendered force (N) at the last tick."""
+        _, x, f = self.ticks[-1]
+        return float(x[-1]), float(f[-1])
+
+    # -- drawing --------------------------------------------------------------------------------------
+    def _background(self, pg: Any, font: Any) -> Any:
+        lay = self.layout
+        bg = pg.Surface(SIZE)
+        bg.fill(BG)
+        pg.draw.rect(bg, PANEL, lay.panel)
+        pg.draw.rect(bg, PANEL, lay.plot)
+        # key housing: rest line and bottom-out floor
+        left = lay.key_cx - lay.cap_w // 2 - 14
+        right = lay.key_cx + lay.cap_w // 2 + 14
+        pg.draw.line(bg, GRID, (left, round(lay.cap_top(0.0))), (right, round(lay.cap_top(0.0))))
+        floor = round(lay.cap_top(self.bottom_m)) + lay.cap_h
+        pg.draw.line(bg, DIM, (left, floor), (right, floor), 3)
+        for mm in range(0, int(1.25 * self.bottom_m * 1e3) + 1):
+            row = round(lay.cap_top(mm * 1e-3))
+            pg.draw.line(bg, GRID, (right + 4, row), (right + 10, row))
+            text(bg, font, f"{mm}", (right + 13, row - 6), DIM)
+        # F-x plot axes and grid
+        (x0, x1), (f0, f1) = lay.x_range_m, lay.f_range_N
+        px0, _ = lay.plot_xy(0.0, 0.0)
+        _, py0 = lay.plot_xy(0.0, 0.0)
+        pl, pt, pw, ph = lay.plot
+        pg.draw.line(bg, GRID, (pl, round(float(py0))), (pl + pw, round(float(py0))))
+        pg.draw.line(bg, GRID, (round(float(px0)), pt), (round(float(px0)), pt + ph))
+        for mm in range(0, int(x1 * 1e3) + 1):
+            px, _ = lay.plot_xy(mm * 1e-3, 0.0)
+            text(bg, font, f"{mm} mm", (round(float(px)) - 10, pt + ph + 4), DIM)
+        step = nice_ceil(f1 / 5)
+        for k in range(1, int(f1 / step + 1e-9) + 1):
+            _, py = lay.plot_xy(0.0, k * step)
+            pg.draw.line(bg, GRID, (pl, round(float(py))), (pl + 6, round(float(py))))
+            text(bg, font, f"{k * step:g} N", (pl + 8, round(float(py)) - 6), DIM)
+        # the model's own curves
+        bg.set_clip(lay.plot)
+        for f, colour in ((self.curve_release, RELEASE), (self.curve_press, PRESS)):
+            f_clip = np.clip(f, f0 - (f1 - f0), f1 + (f1 - f0))
+            px, py = lay.plot_xy(self.curve_x, f_clip)
+            pg.draw.lines(bg, colour, False, np.column_stack([px, py]).tolist(), 2)
+        bg.set_clip(None)
+        text(bg, font, "model press", (pl + pw - 270, pt - 16), PRESS)
+        text(bg, font, "model release", (pl + pw - 180, pt - 16), RELEASE)
+        text(bg, font, "rendered", (pl + pw - 70, pt - 16), TRACE)
+        text(bg, font, "force bar", (lay.panel[0], lay.bar_y - 16), DIM)
+        text(bg, font, f"{f1:g} N", (lay.bar_x0 + lay.bar_max_px - 20, lay.bar_y + lay.bar_h + 2), DIM)
+        text(bg, font, "0", (lay.bar_x0 - 3, lay.bar_y + lay.bar_h + 2), DIM)
+        return bg
+
+    def draw(self, pg: Any, surface: Any, font: Any) -> None:
+        """Draw the current frame."""
+        lay = self.layout
+        if self.background is None:
+            self.background = self._background(pg, font)
+        surface.blit(self.background, (0, 0))
+        x, f = self.last()
+        # stem and key cap at the handle position
+        top = round(lay.cap_top(x))
+        floor = round(lay.cap_top(self.bottom_m)) + lay.cap_h
+        pg.draw.rect(surface, STEM, (lay.key_cx - 12, top + lay.cap_h, 24, max(floor - top - lay.cap_h, 0)))
+        pg.draw.rect(surface, KEYCAP, (lay.key_cx - lay.cap_w // 2, top, lay.cap_w, lay.cap_h))
+        if self.target is not None:
+            row = round(lay.cap_top(self.target))
+            tip = lay.key_cx - lay.cap_w // 2 - 4
+            pg.draw.polygon(surface, FINGER, [(tip, row), (tip - 14, row - 8), (tip - 14, row + 8)])
+        # force bar (clipped to the panel; negative forces to the left of zero)
+        length = int(round(f * lay.bar_px_per_N))
+        length = max(min(length, lay.bar_max_px), -(lay.bar_x0 - lay.panel[0]))
+        if length > 0:
+            pg.draw.rect(surface, BAR, (lay.bar_x0, lay.bar_y, length, lay.bar_h))
+        elif length < 0:
+            pg.draw.rect(surface, BAR, (lay.bar_x0 + length, lay.bar_y, -length, lay.bar_h))
+        pg.draw.line(surface, TEXT, (lay.bar_x0 - 1, lay.bar_y - 3), (lay.bar_x0 - 1, lay.bar_y + lay.bar_h + 2))
+        # live F-x trace (oldest to newest) and the current point
+        order = (self.trace_head + np.arange(TRACE_TICKS)) % TRACE_TICKS
+        pts = self.trace[order]
+        pts = pts[np.isfinite(pts[:, 0])]
+        surface.set_clip(lay.plot)
+        if len(pts) >= 2:
+            f0, f1 = lay.f_range_N
+            px, py = lay.plot_xy(pts[:, 0], np.clip(pts[:, 1], f0 - (f1 - f0), f1 + (f1 - f0)))
+            pg.draw.lines(surface, TRACE, False, np.column_stack([px, py]).tolist(), 2)
+        px, py = lay.plot_xy(x, float(np.clip(f, *lay.f_range_N)))
+        pg.draw.circle(surface, MARKER, (round(float(px)), round(float(py))), 5, 1)
+        surface.set_clip(None)
+        # readouts
+        text(surface, font, f"{self.name}    [1/2/3] examples  [o] model files  [r] reset  [q] quit",
+             (20, 14), TEXT)
+        target = "lifted" if self.target is None else f"{self.target * 1e3:6.2f} mm"
+        text(surface, font, f"x {x * 1e3:6.2f} mm   F {f:6.3f} N   finger {target}   t {self.rig.t_s:6.2f} s",
+             (320, 34), TEXT)
+        if self.message:
+            text(surface, font, self.message, (20, SIZE[1] - 18), FINGER)
+
+    def record(self, frames: int, targets: list[float], screenshot: Path | None) -> KeyRun:
+        parts = self.ticks or [(np.zeros(0), np.zeros(0), np.zeros(0))]
+        return KeyRun(model_name=self.name, layout=self.layout, frames=frames,
+                      t_s=np.concatenate([p[0] for p in parts]), x_m=np.concatenate([p[1] for p in parts]),
+                      force_N=np.concatenate([p[2] for p in parts]), target_m=np.asarray(targets, dtype=float),
+                      screenshot=screenshot)
+
+
+def run(frames: int | None = None, script: Script | None = None, screenshot: str | os.PathLike[str] | None = None,
+        models: Sequence[str] = ()) -> KeyRun:
+    """Run the key window.
+
+    Parameters
+    ----------
+    frames : int, optional
+        Stop after this many frames (1/60 s of simulated time each). Default: until quit, or with a
+        script, half a second after its last event.
+    script : sequence of ScriptEvent or (t_s, action, value), optional
+        Scripted inputs replacing the mouse and keyboard (see :class:`ScriptEvent`); frames then run
+        back to back without waiting for wall time.
+    screenshot : path, optional
+        Save the last frame as a PNG there.
+    models : sequence of str
+        Extra model files (``o`` cycles through them).
+
+    Returns
+    -------
+    KeyRun
+        The ticks rendered since the last model (re)load, the finger targets per frame, the layout.
+    """
+    pg = require_pygame()
+    player = ScriptPlayer(script) if script is not None else None
+    if frames is None and player is not None:
+        frames = int(np.ceil((player.end_s + 0.5) * FPS))
+    window = KeyWindow(extra=models)
+    pg.init()
+    try:
+        surface = pg.display.set_mode(SIZE)
+        pg.display.set_caption("hapticam: key window")
+        font = pg.font.Font(None, 18)
+        clock = pg.time.Clock()
+        targets: list[float] = []
+        frame, running = 0, True
+        while running and (frames is None or frame < frames):
+            t = frame / FPS
+            keys = []
+            for event in pg.event.get():
+                if event.type == pg.QUIT:
+                    running = False
+                elif event.type == pg.KEYDOWN and player is None:
+                    keys.append(pg.key.name(event.key))
+                elif event.type == pg.KEYDOWN and pg.key.name(event.key) in ("q", "escape"):
+                    running = False
+            if player is not None:
+                keys += player.advance(t)
+                target = player.target(t)
+            elif pg.mouse.get_pressed()[0]:
+                target = window.layout.depth_at(pg.mouse.get_pos()[1])
+            else:
+                target = None
+            for key in keys:
+                running = window.handle_key(key) and running
+            if not running:
+                break
+            window.step_frame(frame, target)
+            targets.append(np.nan if window.target is None else window.target)
+            window.draw(pg, surface, font)
+            pg.display.flip()
+            if player is None:
+                clock.tick(FPS)
+            frame += 1
+        path = None
+        if screenshot is not None:
+            path = Path(screenshot)
+            pg.image.save(surface, str(path))
+        return window.record(frame, targets, path)
+    finally:
+        pg.quit()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m hapticam.demos.key_window [MODEL ...]``."""
+    parser = argparse.ArgumentParser(prog="python -m hapticam.demos.key_window",
+                                     description="A virtual key under the mouse, rendered by the servo loop.")
+    parser.add_argument("models", nargs="*", metavar="MODEL", help="extra model files ('o' cycles through them)")
+    parser.add_argument("--frames", type=int, default=None, help="stop after this many frames")
+    parser.add_argument("--screenshot", default=None, help="save the last frame as a PNG")
+    args = parser.parse_args(argv)
+    try:
+        run(args.frames, None, args.screenshot, args.models)
+    except HapticError as exc:
+        print(f"key_window: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
