@@ -540,6 +540,31 @@ def test_non_finite_input_returns_nan_and_keeps_state():
     assert np.array_equal(s[:hk.S_EV_COUNT], before[:hk.S_EV_COUNT]) and math.isfinite(f0)
 
 
+@pytest.mark.parametrize("law", [None, {"law": "rigid", "restitution": 0.5}])
+def test_random_strokes_with_sensor_noise_need_no_recovery(law):
+    """Random smooth key motion over the whole travel and into the keybed, plus position noise: the
+    kernel never needs its numerical recovery (iteration cap or runaway reset) and stays finite."""
+    from scipy.signal import butter, filtfilt
+
+    from hapticam.models.files import load_model
+
+    model, _ = load_model("example:piano-key")
+    if law is not None:
+        model = HybridKey(**{**model.to_dict(), "contact": law})
+    rng = np.random.default_rng(7)
+    dt = 1e-3
+    let_offs = 0
+    for trial in range(8):
+        bb, aa = butter(2, 2 * rng.uniform(2.0, 15.0) * dt)
+        x = filtfilt(bb, aa, rng.normal(size=3000))
+        x = 0.0055 + 0.006 * x / np.abs(x).max() + rng.normal(size=x.size) * 2e-7 * trial
+        trace = model.simulate(x, dt)
+        assert np.all(np.isfinite(trace.force_N)) and np.all(np.isfinite(trace.state))
+        assert trace.state[hk.S_RECOVERIES] == 0
+        let_offs += int(np.sum(trace.event_code == EV_LETOFF))
+    assert let_offs >= 8  # the strokes do go through let-off, repeatedly
+
+
 finite = st.floats(allow_nan=False, allow_infinity=False)
 
 
