@@ -54,10 +54,11 @@ Key motion inside a tick: the quadratic through the last three key samples (the 
 mean velocity and length are kept in the state), so the drive point's velocity is continuous at tick
 boundaries up to a third difference of the samples. A tick in which that quadratic turns (a reversal,
 or an abrupt stop, where it may pass the last sample by at most |d1 - d2| dt / 8 for mean velocities
-d1, d2 of the two ticks) is split at the turning point into two monotone pieces. Every event (landing, lift-off, string hit, let-off and
-repetition crossings) is located at its time inside the tick, not at the tick boundary; flight events
-are exact roots of quadratics, Hunt-Crossley lift-off is located on the sub-step's cubic Hermite
-interpolant (tests compare against scipy references with event location, error < 1e-6 s).
+d1, d2 of the two ticks) is split at the turning point into two monotone pieces. Every event
+(landing, lift-off, string hit, let-off and repetition crossings) is located at its time inside the
+tick, not at the tick boundary; flight events are exact roots of quadratics, Hunt-Crossley lift-off
+is located on the sub-step's cubic Hermite interpolant (tests compare against scipy references with
+event location, error < 1e-6 s).
 
 The force returned is the force the user applies to the key (DESIGN.md sign convention)::
 
@@ -736,7 +737,8 @@ class HybridKey(Model):
         self.keybed_b_Nspm = as_float("keybed_b_Nspm", keybed_b_Nspm, min_value=0.0, max_value=1e9)
         if self.let_off_m is not None:
             if self.keybed_m is not None and not self.let_off_m < self.keybed_m:
-                raise ModelValidationError(f"let_off_m: must be < keybed_m ({self.keybed_m:g} m), got {self.let_off_m:g}")
+                raise ModelValidationError(f"let_off_m: must be < keybed_m ({self.keybed_m:g} m), "
+                                           f"got {self.let_off_m:g}")
             if not self.repetition_m < self.let_off_m:
                 raise ModelValidationError(f"repetition_m: must be < let_off_m ({self.let_off_m:g} m), "
                                            f"got {self.repetition_m:g}")
