@@ -53,8 +53,9 @@ Modes and resets (seed 000 eqs. 1-5):
 Key motion inside a tick: the quadratic through the last three key samples (the previous tick's
 mean velocity and length are kept in the state), so the drive point's velocity is continuous at tick
 boundaries up to a third difference of the samples. A tick in which that quadratic turns (a reversal,
-or an abrupt stop, where it may pass the last sample by at most |d1 - d2| dt / 8 for mean velocities
-d1, d2 of the two ticks) is split at the turning point into two monotone pieces. Every event
+or an abrupt stop, where it leaves the range between the tick's two samples by at most
+|d1 - d2| dt / 8 for mean velocities d1, d2 of two equal ticks) is split at the turning point into two
+monotone pieces. Every event
 (landing, lift-off, string hit, let-off and repetition crossings) is located at its time inside the
 tick, not at the tick boundary; flight events are exact roots of quadratics, Hunt-Crossley lift-off
 is located on the sub-step's cubic Hermite interpolant (tests compare against scipy references with
