@@ -1,9 +1,173 @@
-"""Subcommands of this subpackage (registered by :mod:`hapticam.cli`)."""
+"""``hapticam probe``: probe a simulated physical target and write the capture.
+
+::
+
+    hapticam probe --list
+    hapticam probe TARGET [--excitation sweep|sine|triangle|multisine|step] [--duration S]
+                   [--amplitude-mm A] [--center-mm C] [--frequency-hz F] [--band-hz LO HI]
+                   [--rate HZ] [--seed N] [--noise-mN SD] [--set NAME=VALUE ...] -o CAPTURE.csv
+
+The default excitation range is the target's own travel (``Target.probe_range_m``): the probe starts
+at rest at its low end. ``--amplitude-mm`` alone keeps that start and changes the reach.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from hapticam.errors import UsageError
+
+_EXCITATIONS = ("sweep", "sine", "triangle", "multisine", "step")
+_SUFFIXES = (".csv", ".npz")
+
+
+def _finite(text: str) -> float:
+    """argparse type: a finite float."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = _finite(text)
+    if value <= 0.0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+    return value
+
+
+def _nonnegative(text: str) -> float:
+    value = _finite(text)
+    if value < 0.0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 0 <= value < 2 ** 63:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 2^63 - 1, got {text!r}")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add this subpackage's subcommands to the ``hapticam`` parser."""
+    """Add ``hapticam probe``."""
+    p = sub.add_parser("probe", help="probe a simulated physical target and write a capture",
+                       description="Drive a simulated physical target with the simulated position-controlled "
+                                   "probe along an excitation and write the measured capture (t_s, x_m, "
+                                   "force_N; CSV or .npz by suffix).")
+    p.add_argument("target", nargs="?", metavar="TARGET", help="target name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the targets with one-line descriptions")
+    p.add_argument("--params", action="store_true", help="print TARGET's parameters as JSON and exit")
+    p.add_argument("--excitation", choices=_EXCITATIONS, default="sweep",
+                   help="commanded trajectory (default: sweep, seed 001's 1-4 Hz swept sine)")
+    p.add_argument("--duration", type=_positive, metavar="S",
+                   help="length in s (defaults: sweep 90, sine 10, triangle 4, multisine 20, step 9.2)")
+    p.add_argument("--amplitude-mm", type=_positive, metavar="A",
+                   help="half the peak-to-peak travel in mm (default: half the target's travel)")
+    p.add_argument("--center-mm", type=_finite, metavar="C",
+                   help="centre of the travel in mm (default: start of the target's travel + amplitude)")
+    p.add_argument("--frequency-hz", type=_positive, metavar="F", help="sine frequency (default 2 Hz)")
+    p.add_argument("--band-hz", type=_positive, nargs=2, metavar=("LO", "HI"),
+                   help="sweep or multisine band (defaults 1 4 and 0.5 8)")
+    p.add_argument("--rate", type=_positive, default=4000.0, metavar="HZ", help="sample rate (default 4000)")
+    p.add_argument("--seed", type=_seed, default=0, metavar="N", help="seed of sensor noise and multisine phases")
+    p.add_argument("--noise-mN", type=_nonnegative, metavar="SD",
+                   help="force sensor noise standard deviation in mN (default 2)")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a target parameter (SI units; lists as a,b,c); repeatable")
+    p.add_argument("-o", "--output", metavar="CAPTURE", help="output capture file (.csv or .npz)")
+    p.set_defaults(func=_cmd_probe)
+
+
+def _parse_sets(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UsageError(f"--set {item!r}: expected NAME=VALUE")
+        if name == "name":
+            raise UsageError("--set name: the target's name cannot be changed")
+        try:
+            if "," in text:
+                value: Any = tuple(_finite(v) for v in text.split(",") if v.strip())
+            else:
+                value = _finite(text)
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"--set {name}: {exc}") from None
+        out[name] = value
+    return out
+
+
+def _check_output(path_text: str | None) -> Path:
+    if not path_text:
+        raise UsageError("probe: -o CAPTURE is required (a .csv or .npz file)")
+    path = Path(path_text)
+    if path.suffix.lower() not in _SUFFIXES:
+        raise UsageError(f"-o {path}: unknown capture type {path.suffix or '(none)'!r}; use .csv or .npz")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"-o {path}: folder {parent} does not exist")
+    if path.is_dir():
+        raise UsageError(f"-o {path}: is a folder")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"-o {path}: folder {parent} is not writable")
+    return path
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    from hapticam.devices.targets import TARGETS, get_target
+
+    if args.list:
+        width = max(len(n) for n in TARGETS)
+        for name, factory in sorted(TARGETS.items()):
+            print(f"{name:<{width}}  {factory().summary}")
+        return 0
+    if not args.target:
+        raise UsageError("probe: name a TARGET (see 'hapticam probe --list')")
+    target = get_target(args.target, **_parse_sets(args.set))
+    if args.params:
+        print(json.dumps(target.to_dict(), indent=2))
+        return 0
+    out = _check_output(args.output)
+    if args.frequency_hz is not None and args.excitation != "sine":
+        raise UsageError("--frequency-hz applies to --excitation sine only")
+    if args.band_hz is not None and args.excitation not in ("sweep", "multisine"):
+        raise UsageError("--band-hz applies to --excitation sweep or multisine only")
+
+    from hapticam.devices.excitations import make_excitation
+    from hapticam.devices.probe import ProbeSpec, simulate
+    from hapticam.identify.capture import save_capture
+
+    lo, hi = target.probe_range_m()
+    amp = 0.5 * (hi - lo) if args.amplitude_mm is None else 1e-3 * args.amplitude_mm
+    centre = lo + amp if args.center_mm is None else 1e-3 * args.center_mm
+    if amp > 1.0 or abs(centre) > 1.0:
+        raise UsageError(f"travel of {2e3 * amp:g} mm around {1e3 * centre:g} mm is beyond the probe's 1 m reach")
+    excitation = make_excitation(args.excitation, centre - amp, centre + amp, args.duration,
+                                 frequency_hz=args.frequency_hz,
+                                 band_hz=None if args.band_hz is None else tuple(args.band_hz), seed=args.seed)
+    spec = ProbeSpec(sample_rate_hz=args.rate)
+    if args.noise_mN is not None:
+        spec = dataclasses.replace(spec, force_noise_N=1e-3 * args.noise_mN)
+    run = simulate(target, excitation, spec, seed=args.seed)
+    capture = run.to_capture()
+    save_capture(out, capture)
+    print(f"{target.name}: {excitation.metadata()['kind']} over {1e3 * (centre - amp):.3g} to "
+          f"{1e3 * (centre + amp):.3g} mm, {capture.n} samples at {args.rate:g} Hz ({excitation.duration_s:g} s), "
+          f"force {capture.f_N.min():.4g} to {capture.f_N.max():.4g} N, simulated in "
+          f"{run.metadata['compute_s']:.2f} s -> {out}")
+    return 0

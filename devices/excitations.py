@@ -28,6 +28,8 @@ import numpy as np
 from hapticam.errors import UsageError
 
 EXCITATION_KINDS = ("sweep", "sine", "triangle", "multisine", "step")
+#: Longest excitation accepted (s).
+MAX_DURATION_S = 3600.0
 
 
 def _finite(name: str, value: float, *, positive: bool = False, nonnegative: bool = False) -> float:
@@ -42,6 +44,13 @@ def _finite(name: str, value: float, *, positive: bool = False, nonnegative: boo
         raise UsageError(f"{name}: must be > 0, got {out:g}")
     if nonnegative and out < 0.0:
         raise UsageError(f"{name}: must be >= 0, got {out:g}")
+    return out
+
+
+def _duration(name: str, value: float) -> float:
+    out = _finite(name, value, positive=True)
+    if out > MAX_DURATION_S:
+        raise UsageError(f"{name}: at most {MAX_DURATION_S:g} s, got {out:g}")
     return out
 
 
@@ -82,7 +91,7 @@ class SweptSine:
         _finite("amplitude_m", self.amplitude_m, nonnegative=True)
         _finite("f_start_hz", self.f_start_hz, positive=True)
         _finite("f_end_hz", self.f_end_hz, positive=True)
-        _finite("duration_s", self.duration_s, positive=True)
+        _duration("duration_s", self.duration_s)
         if self.log_sweep and self.f_start_hz == self.f_end_hz:
             raise UsageError("log sweep: f_start_hz and f_end_hz must differ")
 
@@ -152,7 +161,7 @@ class Sine:
         _finite("center_m", self.center_m)
         _finite("amplitude_m", self.amplitude_m, nonnegative=True)
         _finite("frequency_hz", self.frequency_hz, positive=True)
-        _finite("duration_s", self.duration_s, positive=True)
+        _duration("duration_s", self.duration_s)
 
     def position(self, t_s: Any) -> np.ndarray:
         """Commanded position (m)."""
@@ -201,8 +210,9 @@ class Triangle:
         _finite("center_m", self.center_m)
         _finite("amplitude_m", self.amplitude_m, nonnegative=True)
         _finite("period_s", self.period_s, positive=True)
-        if int(self.cycles) != self.cycles or self.cycles < 1:
+        if not isinstance(self.cycles, (int, np.integer)) or self.cycles < 1:
             raise UsageError(f"cycles: must be a positive integer, got {self.cycles!r}")
+        _duration("period_s * cycles", self.period_s * self.cycles)
 
     @property
     def duration_s(self) -> float:
@@ -287,11 +297,11 @@ class Multisine:
         _finite("amplitude_m", self.amplitude_m, nonnegative=True)
         _finite("f_min_hz", self.f_min_hz, positive=True)
         _finite("f_max_hz", self.f_max_hz, positive=True)
-        _finite("duration_s", self.duration_s, positive=True)
+        _duration("duration_s", self.duration_s)
         _finite("ramp_s", self.ramp_s, nonnegative=True)
         if self.f_max_hz < self.f_min_hz:
             raise UsageError(f"f_max_hz ({self.f_max_hz:g}) is below f_min_hz ({self.f_min_hz:g})")
-        if int(self.n_tones) != self.n_tones or not 1 <= self.n_tones <= 1000:
+        if not isinstance(self.n_tones, (int, np.integer)) or not 1 <= self.n_tones <= 1000:
             raise UsageError(f"n_tones: must be an integer from 1 to 1000, got {self.n_tones!r}")
         if 2.0 * self.ramp_s > self.duration_s:
             raise UsageError(f"ramp_s ({self.ramp_s:g} s) exceeds half the duration ({self.duration_s:g} s)")
@@ -391,6 +401,9 @@ class StepHold:
         object.__setattr__(self, "levels_m", levels)
         _finite("hold_s", self.hold_s, positive=True)
         _finite("rise_s", self.rise_s, positive=True)
+        if len(levels) > 10000:
+            raise UsageError(f"levels_m: at most 10000 levels, got {len(levels)}")
+        _duration("duration", self.duration_s)
 
     @property
     def duration_s(self) -> float:
@@ -434,13 +447,15 @@ Excitation = SweptSine | Sine | Triangle | Multisine | StepHold
 
 
 def make_excitation(kind: str, lo_m: float, hi_m: float, duration_s: float | None = None, *,
-                    frequency_hz: float | None = None, seed: int = 0) -> Excitation:
+                    frequency_hz: float | None = None, band_hz: tuple[float, float] | None = None,
+                    seed: int = 0) -> Excitation:
     """Build an excitation of ``kind`` covering ``[lo_m, hi_m]`` with the usual defaults.
 
-    ``sweep``: seed 001's 1-4 Hz linear sweep (90 s unless ``duration_s``). ``sine``: ``frequency_hz``
-    (default 2 Hz, seed 001's validation), 10 s. ``triangle``: one quasi-static press and release
-    lasting ``duration_s`` (default 4 s). ``multisine``: 16 tones over 0.5-8 Hz, 20 s. ``step``: five
-    levels up and back down, 1 s each (duration sets the hold).
+    ``sweep``: seed 001's 1-4 Hz linear sweep (90 s unless ``duration_s``; ``band_hz`` changes the band).
+    ``sine``: ``frequency_hz`` (default 2 Hz, seed 001's validation), 10 s. ``triangle``: one
+    quasi-static press and release lasting ``duration_s`` (default 4 s). ``multisine``: 16 tones over
+    ``band_hz`` (default 0.5-8 Hz), 20 s, phases from ``seed``. ``step``: five levels up and back down,
+    1 s each (``duration_s`` sets the hold).
     """
     lo = _finite("range low", lo_m)
     hi = _finite("range high", hi_m)
@@ -448,9 +463,14 @@ def make_excitation(kind: str, lo_m: float, hi_m: float, duration_s: float | Non
         raise UsageError(f"excitation range: high end {hi:g} m is below low end {lo:g} m")
     c, a = 0.5 * (lo + hi), 0.5 * (hi - lo)
     if duration_s is not None:
-        duration_s = _finite("duration_s", duration_s, positive=True)
+        duration_s = _duration("duration_s", duration_s)
+    if band_hz is not None:
+        f_lo, f_hi = (_finite("band low", band_hz[0], positive=True), _finite("band high", band_hz[1], positive=True))
+        if f_hi < f_lo:
+            raise UsageError(f"band: high end {f_hi:g} Hz is below low end {f_lo:g} Hz")
     if kind == "sweep":
-        return SweptSine(c, a, duration_s=90.0 if duration_s is None else duration_s)
+        f0, f1 = band_hz if band_hz is not None else (1.0, 4.0)
+        return SweptSine(c, a, f_start_hz=f0, f_end_hz=f1, duration_s=90.0 if duration_s is None else duration_s)
     if kind == "sine":
         f = 2.0 if frequency_hz is None else frequency_hz
         return Sine(c, a, frequency_hz=f, duration_s=10.0 if duration_s is None else duration_s)
@@ -458,7 +478,8 @@ def make_excitation(kind: str, lo_m: float, hi_m: float, duration_s: float | Non
         return Triangle(c, a, period_s=4.0 if duration_s is None else duration_s, cycles=1)
     if kind == "multisine":
         d = 20.0 if duration_s is None else duration_s
-        return Multisine(c, a, duration_s=d, seed=seed, ramp_s=min(0.5, 0.25 * d))
+        f0, f1 = band_hz if band_hz is not None else (0.5, 8.0)
+        return Multisine(c, a, f_min_hz=f0, f_max_hz=f1, duration_s=d, seed=seed, ramp_s=min(0.5, 0.25 * d))
     if kind == "step":
         levels = tuple(np.concatenate([np.linspace(lo, hi, 5), np.linspace(hi, lo, 5)[1:]]))
         n = len(levels)

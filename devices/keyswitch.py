@@ -13,8 +13,8 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from hapticam.devices.physics import (Target, hermite_profile, hermite_profile_np, hunt_crossley, implicit_velocity,
-                                      profile_slopes)
+from hapticam.devices.physics import (Target, hermite_profile, hermite_profile_np, hunt_crossley, implicit_stiffness,
+                                      implicit_velocity, profile_slopes, transmitted)
 from hapticam.errors import UsageError
 
 KIND_KEYSWITCH = 2
@@ -38,21 +38,25 @@ _N_HC = 1.5          # Hunt-Crossley exponent of the felts and plastic stops (se
 
 @njit(cache=True, nogil=True)
 def keyswitch_step(p, s, xp, vp, dt, obs):
-    """Advance the switch by ``dt`` with the probe at ``xp`` (m), ``vp`` (m/s); return the contact force (N).
+    """Advance the switch by ``dt`` from the probe's state ``xp`` (m), ``vp`` (m/s) at the step's start.
 
-    State ``s = [stem, stem_v, jacket, jacket_v, clicks, click_speed]`` (m, m/s, m, m/s, count, m/s):
-    a click is the jacket striking the lip faster than ``click_speed_mps``; its speed is kept.
+    Returns the probe-stem contact force (N) transmitted over the step; ``obs`` gets the state at its start.
+    State ``s = [stem, stem_v, jacket, jacket_v, clicks, click_speed, armed]`` (m, m/s, m, m/s, count,
+    m/s, flag): a click is the jacket, last carried by the shoulder, striking the lip faster than
+    ``click_speed_mps`` (its rebounds do not count); its speed is kept.
     Signs: stem travel and all forces on the stem positive downward (pressing).
     """
     pre, m_s, k_sp, f_pre, travel = p[_PRE], p[_MS], p[_KSP], p[_FPRE], p[_TRAVEL]
     k_l, mu = p[_KL], p[_MU]
     st, vs, y, vy = s[0], s[1], s[2], s[3]
-    n_stem = int(p[_NSTEM])
-    n_jack = int(p[_NJACK])
     m_j = p[_MJ]
     play = p[_PLAY]
-    # probe tip on the stem top: unilateral contact, linear Hunt-Crossley (n = 1)
-    f_c, k_c, c_c = hunt_crossley(xp - pre - st, vp - vs, p[_KC], p[_AC], 1.0)
+    obs[0] = st
+    obs[1] = y
+    obs[2] = s[4]
+    obs[3] = s[5]
+    # every force from the state at the start of the step
+    f_c, k_c, c_c = hunt_crossley(xp - pre - st, vp - vs, p[_KC], p[_AC], 1.0)     # probe tip (n = 1)
     f = f_c - (f_pre + k_sp * st)                         # return spring: F = F_pre + k s
     k_imp = k_c + k_sp
     c_imp = c_c
@@ -65,46 +69,44 @@ def keyswitch_step(p, s, xp, vp, dt, obs):
     k_imp += k_b
     c_imp += c_b
     d, d1, d2 = hermite_profile(st, p[_STEM_S:_STEM_S + MAX_KNOTS], p[_STEM_D:_STEM_D + MAX_KNOTS],
-                                p[_STEM_M:_STEM_M + MAX_KNOTS], n_stem)
+                                p[_STEM_M:_STEM_M + MAX_KNOTS], int(p[_NSTEM]))
     f -= k_l * d * d1                                     # leaf on the stem cam: dU/ds, U = k_l d^2 / 2
     k_cam = k_l * (d1 * d1 + d * d2)
     if k_cam > 0.0:
         k_imp += k_cam
     f_fric = p[_FH] + mu * k_l * abs(d)                   # housing + leaf friction (normal force k_l d)
-    lip_before = y - st - play
     if m_j > 0.0:
         f_sh, k_sh, c_sh = hunt_crossley(st - y, vs - vy, p[_KJ], p[_AJ], _N_HC)          # shoulder pushes jacket
         f_lp, k_lp, c_lp = hunt_crossley(y - st - play, vy - vs, p[_KJ], p[_AJ], _N_HC)   # lip pulls jacket
         f += f_lp - f_sh
-        k_imp += k_sh + k_lp
-        c_imp += c_sh + c_lp
-    v1 = implicit_velocity(vs, m_s, dt, f, k_imp, c_imp, f_fric)
-    st1 = st + dt * v1
-    s[0] = st1
-    s[1] = v1
-    if m_j > 0.0:
-        f_sh, k_sh, c_sh = hunt_crossley(st1 - y, v1 - vy, p[_KJ], p[_AJ], _N_HC)
-        f_lp, k_lp, c_lp = hunt_crossley(y - st1 - play, vy - v1, p[_KJ], p[_AJ], _N_HC)
         dj, dj1, dj2 = hermite_profile(y, p[_JACK_Y:_JACK_Y + MAX_KNOTS], p[_JACK_D:_JACK_D + MAX_KNOTS],
-                                         p[_JACK_M:_JACK_M + MAX_KNOTS], n_jack)
+                                         p[_JACK_M:_JACK_M + MAX_KNOTS], int(p[_NJACK]))
         fj = f_sh - f_lp - k_l * dj * dj1                 # leaf on the jacket cam: dU/dy
         kj = k_sh + k_lp
         k_cam = k_l * (dj1 * dj1 + dj * dj2)
         if k_cam > 0.0:
             kj += k_cam
-        vy1 = implicit_velocity(vy, m_j, dt, fj, kj, c_sh + c_lp, p[_FJ] + mu * k_l * abs(dj))
+        vy1 = implicit_velocity(vy, m_j, dt, fj, implicit_stiffness(kj, m_j, dt), c_sh + c_lp,
+                                p[_FJ] + mu * k_l * abs(dj))
+        k_imp = implicit_stiffness(k_imp + k_sh + k_lp, m_s, dt)
+        v1 = implicit_velocity(vs, m_s, dt, f, k_imp, c_imp + c_sh + c_lp, f_fric)
         y1 = y + dt * vy1
+        st1 = st + dt * v1
+        if f_sh > 0.0:
+            s[6] = 1.0                                    # the shoulder carries the jacket: a click may follow
+        if s[6] > 0.0 and y - st - play <= 0.0 and y1 - st1 - play > 0.0 and vy - vs > p[_CLICK_V]:
+            s[4] += 1.0                                   # jacket thrown onto the stem's lip: the click
+            s[5] = vy - vs
+            s[6] = 0.0                                    # its rebounds are not clicks
         s[2] = y1
         s[3] = vy1
-        if lip_before <= 0.0 and y1 - st1 - play > 0.0 and vy - vs > p[_CLICK_V]:
-            s[4] += 1.0                                   # jacket strikes the stem's lip: the click
-            s[5] = vy - vs
-    f_c, k_c, c_c = hunt_crossley(xp - pre - st1, vp - v1, p[_KC], p[_AC], 1.0)
-    obs[0] = st1
-    obs[1] = s[2]
-    obs[2] = s[4]
-    obs[3] = s[5]
-    return f_c
+    else:
+        k_imp = implicit_stiffness(k_imp, m_s, dt)
+        v1 = implicit_velocity(vs, m_s, dt, f, k_imp, c_imp, f_fric)
+        st1 = st + dt * v1
+    s[0] = st1
+    s[1] = v1
+    return transmitted(f_c, k_c, c_c, k_imp, dt, vs, v1, True)
 
 
 def _knots(name: str, s: tuple, d: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -258,7 +260,7 @@ class Keyswitch(Target):
 
     def initial_state(self) -> np.ndarray:
         s0 = self.rest_stem_m()
-        return np.array([s0, 0.0, s0, 0.0, 0.0, 0.0], dtype=np.float64)
+        return np.array([s0, 0.0, s0, 0.0, 0.0, 0.0, 0.0], dtype=np.float64)
 
     def probe_range_m(self) -> tuple[float, float]:
         """A full press: from the start to ``overdrive_m`` past the bottom-out contact (m)."""

@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from hapticam.devices.physics import Target, implicit_velocity
+from hapticam.devices.physics import Target, implicit_stiffness, implicit_velocity, transmitted
 from hapticam.errors import UsageError
 
 KIND_TEST_DEVICE = 1
@@ -55,9 +55,10 @@ def spring_force(p, x):
 
 @njit(cache=True, nogil=True)
 def test_device_step(p, s, xp, vp, dt, obs):
-    """Advance the device by ``dt`` with the probe carriage at ``xp`` (m), ``vp`` (m/s); return the link force (N).
+    """Advance the device by ``dt`` from the probe's state ``xp`` (m), ``vp`` (m/s) at the step's start.
 
-    State ``s = [x, v]`` of the device mass. The probe is bolted to the mass through a stiff link
+    Returns the link force (N) transmitted over the step; ``obs`` gets the state at its start. State
+    ``s = [x, v]`` of the device mass. The probe is bolted to the mass through a stiff link
     ``F_link = k_l (xp - x) + c_l (vp - v)`` (bilateral), and the mass obeys
     ``m x'' = F_link - F_spring(x) - b x' - Fc sign(x')``.
     """
@@ -66,15 +67,15 @@ def test_device_step(p, s, xp, vp, dt, obs):
     x, v = s[0], s[1]
     f_s, k_s = spring_force(p, x)
     f_link = k_l * (xp - x) + c_l * (vp - v)
+    obs[0] = x
+    obs[1] = v
+    obs[2] = f_s
     f = f_link - f_s - b * v                            # m x'' = F_link - F_spring - b v - Fc sgn v
-    v1 = implicit_velocity(v, m, dt, f, k_l + k_s, c_l + b, fc)
-    x1 = x + dt * v1
-    s[0] = x1
+    k_imp = implicit_stiffness(k_l + k_s, m, dt)
+    v1 = implicit_velocity(v, m, dt, f, k_imp, c_l + b, fc)
+    s[0] = x + dt * v1
     s[1] = v1
-    f_link = k_l * (xp - x1) + c_l * (vp - v1)
-    obs[0] = x1
-    obs[1] = v1
-    obs[2] = spring_force(p, x1)[0]
+    f_link = transmitted(f_link, k_l, c_l, k_imp, dt, v, v1, False)
     obs[3] = f_link
     return f_link
 
@@ -133,7 +134,7 @@ class NonlinearTestDevice(Target):
     x2_m: float = 0.035
     w2_m: float = 0.003
     link_Npm: float = 1.0e6
-    link_Nspm: float = 50.0
+    link_Nspm: float = 200.0
     travel_low_m: float = 0.0
     travel_high_m: float = 0.050
 

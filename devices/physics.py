@@ -6,16 +6,23 @@ masses, springs, felts, cams and friction, integrated at a fine fixed step, and 
 
 Integration (one fixed step ``dt`` for every body)
 --------------------------------------------------
-Each body's velocity is advanced by a linearly implicit Euler step with exact Coulomb friction::
+Each body is advanced by semi-implicit (symplectic) Euler with implicit damping and exact Coulomb
+friction::
 
-    m (v1 - v) / dt = F(x, v) - C (v1 - v) - K dt v1 - Ff s,   s in sign(v1)   (set-valued Coulomb)
+    m (v1 - v) / dt = F(x, v) - C (v1 - v) - K' dt v1 - Ff s,   s in sign(v1)   (set-valued Coulomb)
     x1 = x + dt v1
 
-where ``K = -dF/dx`` and ``C = -dF/dv`` are the local stiffness and damping of the body's springs,
-dashpots and contacts. Treating ``K`` and ``C`` implicitly keeps stiff felts and the probe coupling
-stable at the internal step; the friction law is solved exactly (Moreau's time-stepping): the body
-sticks when the other forces cannot overcome ``Ff`` during the step, so static friction holds a body
-still instead of chattering. This is first order in ``dt``; the probe runs it at 40 kHz or more.
+where ``C = -dF/dv`` is the local damping of the body's dashpots and contacts and ``K = -dF/dx`` its
+local stiffness. All forces are evaluated from the state at the start of the step (the probe's
+included), then every body advances. Springs and felts are explicit (``K' = 0``) while
+``omega dt = dt sqrt(K/m) <= 1`` (symplectic Euler is stable up to 2): symplectic Euler adds no
+numerical damping, so a felt's restitution is the Hunt-Crossley one and not the integrator's, and the
+force at the start of a step is the force that acts over it. Beyond that (a contact pressed very
+hard) the stiffness is taken implicitly (``K' = K``): stable at any stiffness, at the price of
+numerical damping and a force lag of ``K dt v``. The friction
+law is solved exactly (Moreau's time-stepping): the body sticks when the other forces cannot overcome
+``Ff`` during the step, so static friction holds a body still instead of chattering. The probe runs
+this at 40 kHz or more.
 
 Contacts follow Hunt and Crossley (seed 000 eq. 26)::
 
@@ -58,13 +65,25 @@ def hunt_crossley(rho, rho_dot, k, alpha, n):
     return f, stiff, alpha * k * rn                       # dF/drho_dot = b rho^n
 
 
+#: ``(omega dt)^2`` above which a body's stiffness is integrated implicitly (omega dt > 1).
+IMPLICIT_STIFFNESS = 1.0
+
+
+@njit(cache=True, nogil=True)
+def implicit_stiffness(k, m, dt):
+    """The part of a body's local stiffness ``k`` (N/m) integrated implicitly: all of it when
+    ``k dt^2 / m > 1`` (omega dt > 1), none otherwise (module docstring)."""
+    return k if k * dt * dt > IMPLICIT_STIFFNESS * m else 0.0
+
+
 @njit(cache=True, nogil=True)
 def implicit_velocity(v, m, dt, f, k_imp, c_imp, f_fric):
-    """Velocity after one linearly implicit Euler step with exact Coulomb friction (module docstring).
+    """Velocity after one step of the scheme in the module docstring (damping implicit, exact friction).
 
-    ``f`` is the sum of forces at the start of the step (N), ``k_imp`` and ``c_imp`` the local
-    stiffness (N/m) and damping (N s/m) treated implicitly, ``f_fric >= 0`` the Coulomb friction
-    level (N). Returns the new velocity (m/s); exactly 0 while sticking.
+    ``f`` is the sum of forces at the start of the step (N), ``k_imp`` the stiffness taken implicitly
+    (N/m, from :func:`implicit_stiffness`), ``c_imp`` the local damping (N s/m), ``f_fric >= 0`` the
+    Coulomb friction level (N). Returns the new velocity (m/s), exactly 0 while sticking; the caller
+    advances the position by ``dt v1``.
     """
     denom = 1.0 + dt * (c_imp + dt * k_imp) / m           # m (v1 - v) = dt (f - C (v1 - v) - K dt v1)
     v_free = (v + dt * (f + c_imp * v) / m) / denom
@@ -74,6 +93,21 @@ def implicit_velocity(v, m, dt, f, k_imp, c_imp, f_fric):
     if v_free < -slip:
         return v_free + slip
     return 0.0                                            # stick: |F_other| <= Ff over the step
+
+
+@njit(cache=True, nogil=True)
+def transmitted(f, k, c, k_imp, dt, v, v1, unilateral):
+    """Force a coupling of stiffness ``k`` and damping ``c`` (on the body's own motion) transmitted over
+    the step: its start value ``f`` with the implicit parts evaluated at the new velocity ``v1``,
+    ``f - c (v1 - v) - k dt v1`` (the last only when the body's stiffness is implicit, ``k_imp > 0``),
+    never negative for a ``unilateral`` contact. The probe receives exactly this force (action and
+    reaction) and its sensor reads it."""
+    out = f - c * (v1 - v)
+    if k_imp > 0.0:
+        out -= k * dt * v1
+    if unilateral and out < 0.0:
+        return 0.0
+    return out
 
 
 def profile_slopes(knots_s: np.ndarray, knots_d: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from hapticam.devices.physics import Target, hunt_crossley, implicit_velocity
+from hapticam.devices.physics import Target, hunt_crossley, implicit_stiffness, implicit_velocity, transmitted
 from hapticam.errors import UsageError
 
 KIND_PIANO_KEY = 3
@@ -36,67 +36,45 @@ _N_FELT = 1.5        # Hunt-Crossley exponent of every felt (seed 000 eq. 26)
 
 @njit(cache=True, nogil=True)
 def piano_key_step(p, s, xp, vp, dt, obs):
-    """Advance key and hammer by ``dt`` with the probe at ``xp`` (m), ``vp`` (m/s); return the pad force (N).
+    """Advance key and hammer by ``dt`` from the probe's state ``xp`` (m), ``vp`` (m/s) at the step's start.
 
-    State ``s = [q, q', h, h', engaged, strikes, strike_speed]``: key-front travel (m, down positive),
-    hammer travel toward the string (m, up positive), jack engaged (1/0), string strikes counted and
-    the last impact speed (m/s).
+    Returns the pad force (N) transmitted over the step; ``obs`` gets the state at its start (key, hammer,
+    hammer speed, contact flags). State ``s = [q, q', h, h', engaged, strikes, strike_speed]``:
+    key-front travel (m, down positive), hammer travel toward the string (m, up positive), jack
+    engaged (1/0), string strikes counted and the last impact speed (m/s).
     """
     r = p[_R]
     m_h = p[_MH]
     g = p[_G]
     q, vq, h, vh = s[0], s[1], s[2], s[3]
     engaged = s[4] > 0.5
-    # forces on the key front, positive down
+    flags = FLAG_ENGAGED if engaged else 0
+    # every force from the state at the start of the step; forces on the key front positive down
     f_pad, k_pad, c_pad = hunt_crossley(xp - p[_PRE] - q, vp - vq, p[_KPAD], p[_APAD], 1.0)
-    f = f_pad - p[_BAL]
-    k_imp = k_pad
-    c_imp = c_pad
+    f_j, k_j, c_j = 0.0, 0.0, 0.0
     if engaged:                                                    # jack top at r q - gap lifts the hammer
         f_j, k_j, c_j = hunt_crossley(r * q - p[_GAP] - h, r * vq - vh, p[_KKN], p[_AKN], _N_FELT)
-        f -= r * f_j                                               # lever: key front feels r times the knuckle force
-        k_imp += r * r * k_j
-        c_imp += r * r * c_j
     f_bc, k_bc, c_bc = hunt_crossley(r * q - p[_BC] - h, r * vq - vh, p[_KBC], p[_ABC], _N_FELT)
-    f -= r * f_bc
-    k_imp += r * r * k_bc
-    c_imp += r * r * c_bc
-    if q > p[_BUTTON]:                                             # jack toe on the let-off button
-        f -= p[_KJS] * (q - p[_BUTTON])
-        k_imp += p[_KJS]
     f_kb, k_kb, c_kb = hunt_crossley(q - p[_DIP], vq, p[_KKB], p[_AKB], _N_FELT)       # keybed felt
-    f -= f_kb
-    k_imp += k_kb
-    c_imp += c_kb
     f_br, k_br, c_br = hunt_crossley(-q, -vq, p[_KBR], p[_ABR], _N_FELT)                # back-rail felt (rest)
-    f += f_br
-    k_imp += k_br
-    c_imp += c_br
+    f_rl, k_rl, c_rl = hunt_crossley(-h, -vh, p[_KRAIL], p[_ARAIL], _N_FELT)           # hammer rest rail
+    f_st, k_st, c_st = hunt_crossley(h - p[_STRING], vh, p[_KF], p[_AF], _N_FELT)      # felt on the string
+    f_js, k_js = 0.0, 0.0
+    if q > p[_BUTTON]:                                             # jack toe on the let-off button
+        f_js = p[_KJS] * (q - p[_BUTTON])
+        k_js = p[_KJS]
+    # lever: the key front feels r times the knuckle and backcheck forces
+    f = f_pad - p[_BAL] - r * (f_j + f_bc) - f_js - f_kb + f_br
+    k_imp = implicit_stiffness(k_pad + r * r * (k_j + k_bc) + k_js + k_kb + k_br, p[_MK], dt)
+    c_imp = c_pad + r * r * (c_j + c_bc) + c_kb + c_br
     vq1 = implicit_velocity(vq, p[_MK], dt, f, k_imp, c_imp, p[_FK])
+    fh = f_j + f_bc + f_rl - f_st - m_h * g                        # m_h h'' = knuckle + backcheck + rail - string - m_h g
+    vh1 = implicit_velocity(vh, m_h, dt, fh, implicit_stiffness(k_j + k_bc + k_rl + k_st, m_h, dt),
+                            c_j + c_bc + c_rl + c_st, 0.0)
     q1 = q + dt * vq1
-    # hammer, with the key at its new position
-    fh = 0.0
-    kh = 0.0
-    ch = 0.0
-    flags = 0
-    if engaged:
-        f_j, k_j, c_j = hunt_crossley(r * q1 - p[_GAP] - h, r * vq1 - vh, p[_KKN], p[_AKN], _N_FELT)
-        fh += f_j
-        kh += k_j
-        ch += c_j
-        if f_j > 0.0:
-            flags |= FLAG_JACK
-    f_bc, k_bc, c_bc = hunt_crossley(r * q1 - p[_BC] - h, r * vq1 - vh, p[_KBC], p[_ABC], _N_FELT)
-    f_rl, k_rl, c_rl = hunt_crossley(-h, -vh, p[_KRAIL], p[_ARAIL], _N_FELT)
-    f_st, k_st, c_st = hunt_crossley(h - p[_STRING], vh, p[_KF], p[_AF], _N_FELT)   # felt on the string
-    fh += f_bc + f_rl - f_st
-    kh += k_bc + k_rl + k_st
-    ch += c_bc + c_rl + c_st
-    vh1 = implicit_velocity(vh, m_h, dt, fh - m_h * g, kh, ch, 0.0)
     h1 = h + dt * vh1 + 0.5 * g * dt * dt          # exact for gravity alone: h + v dt - g dt^2 / 2
-    if h <= p[_STRING] and h1 > p[_STRING]:
-        s[5] += 1.0
-        s[6] = vh
+    if f_j > 0.0:
+        flags |= FLAG_JACK
     if f_st > 0.0:
         flags |= FLAG_STRING
     if f_bc > 0.0:
@@ -105,24 +83,24 @@ def piano_key_step(p, s, xp, vp, dt, obs):
         flags |= FLAG_RAIL
     if f_kb > 0.0:
         flags |= FLAG_KEYBED
+    obs[0] = q
+    obs[1] = h
+    obs[2] = vh
+    obs[3] = flags
+    if h <= p[_STRING] and h1 > p[_STRING]:
+        s[5] += 1.0
+        s[6] = vh
     # discrete events: escapement at let-off, jack reset near rest (guards checked once per step)
     if engaged and q1 >= p[_LETOFF]:
         engaged = False
     elif (not engaged) and q1 <= p[_RESET] and r * q1 - p[_GAP] <= h1:
         engaged = True
-    if engaged:
-        flags |= FLAG_ENGAGED
     s[0] = q1
     s[1] = vq1
     s[2] = h1
     s[3] = vh1
     s[4] = 1.0 if engaged else 0.0
-    f_pad, k_pad, c_pad = hunt_crossley(xp - p[_PRE] - q1, vp - vq1, p[_KPAD], p[_APAD], 1.0)
-    obs[0] = q1
-    obs[1] = h1
-    obs[2] = vh1
-    obs[3] = flags
-    return f_pad
+    return transmitted(f_pad, k_pad, c_pad, k_imp, dt, vq, vq1, True)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ line per target.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import numpy as np
@@ -46,24 +47,31 @@ def target_step(kind, p, s, xp, vp, dt, obs):
     return np.nan
 
 
-def _named(factory: Callable[..., Target], name: str) -> Callable[..., Target]:
+def _named(factory: Callable[..., Target], name: str, cls: type) -> Callable[..., Target]:
+    fields = tuple(f.name for f in dataclasses.fields(cls) if f.name != "name")
+
     def make(**changes: Any) -> Target:
+        unknown = sorted(set(changes) - set(fields))
+        if unknown:
+            raise UsageError(f"{name}: unknown parameter(s) {', '.join(unknown)}; parameters: {', '.join(fields)}")
         try:
             return factory(name=name, **changes)
-        except TypeError as exc:
-            raise UsageError(f"{name}: {exc}") from None
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, UsageError):
+                raise
+            raise UsageError(f"{name}: bad parameter value ({exc})") from None
     make.__doc__ = f"Return a fresh {name!r} target; keyword arguments override its parameters."
     return make
 
 
 #: name -> factory(**parameter_overrides) -> Target
 TARGETS: dict[str, Callable[..., Target]] = {
-    "test-device": _named(NonlinearTestDevice, "test-device"),
-    "linear-switch": _named(Keyswitch.linear, "linear-switch"),
-    "tactile-switch": _named(Keyswitch.tactile, "tactile-switch"),
-    "clicky-switch": _named(Keyswitch.clicky, "clicky-switch"),
-    "piano-key": _named(PianoKey, "piano-key"),
-    "toggle-switch": _named(ToggleSwitch, "toggle-switch"),
+    "test-device": _named(NonlinearTestDevice, "test-device", NonlinearTestDevice),
+    "linear-switch": _named(Keyswitch.linear, "linear-switch", Keyswitch),
+    "tactile-switch": _named(Keyswitch.tactile, "tactile-switch", Keyswitch),
+    "clicky-switch": _named(Keyswitch.clicky, "clicky-switch", Keyswitch),
+    "piano-key": _named(PianoKey, "piano-key", PianoKey),
+    "toggle-switch": _named(ToggleSwitch, "toggle-switch", ToggleSwitch),
 }
 
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from hapticam.devices.physics import Target, hunt_crossley, implicit_velocity
+from hapticam.devices.physics import Target, hunt_crossley, implicit_stiffness, implicit_velocity, transmitted
 from hapticam.errors import UsageError
 
 KIND_TOGGLE = 4
@@ -39,31 +39,27 @@ def cam_force(p, x):
 
 @njit(cache=True, nogil=True)
 def toggle_step(p, s, xp, vp, dt, obs):
-    """Advance the lever by ``dt`` with the probe at ``xp`` (m), ``vp`` (m/s); return the link force (N).
+    """Advance the lever by ``dt`` from the probe's state ``xp`` (m), ``vp`` (m/s) at the step's start.
 
-    State ``s = [x, v]`` of the lever tip (m, m/s).
+    Returns the link force (N) transmitted over the step; ``obs`` gets the state at its start. State
+    ``s = [x, v]`` of the lever tip (m, m/s).
     """
     x, v = s[0], s[1]
     f_link = p[_KL] * (xp - x) + p[_CL] * (vp - v)          # the probe grips the lever (bilateral)
     f_cam, normal, k_cam = cam_force(p, x)
-    f = f_link - f_cam
-    k_imp = p[_KL] + (k_cam if k_cam > 0.0 else 0.0)
-    c_imp = p[_CL]
     f_lo, k_lo, c_lo = hunt_crossley(-x, -v, p[_KS], p[_AS], 1.5)                 # stop at 0
     f_hi, k_hi, c_hi = hunt_crossley(x - p[_THROW], v, p[_KS], p[_AS], 1.5)       # stop at the throw
-    f += f_lo - f_hi
-    k_imp += k_lo + k_hi
-    c_imp += c_lo + c_hi
-    v1 = implicit_velocity(v, p[_M], dt, f, k_imp, c_imp, p[_FP] + p[_MU] * normal)
-    x1 = x + dt * v1
-    s[0] = x1
-    s[1] = v1
-    f_link = p[_KL] * (xp - x1) + p[_CL] * (vp - v1)
-    obs[0] = x1
-    obs[1] = v1
-    obs[2] = cam_force(p, x1)[0]
+    obs[0] = x
+    obs[1] = v
+    obs[2] = f_cam
     obs[3] = f_lo - f_hi
-    return f_link
+    f = f_link - f_cam + f_lo - f_hi
+    k_imp = implicit_stiffness(p[_KL] + (k_cam if k_cam > 0.0 else 0.0) + k_lo + k_hi, p[_M], dt)
+    c_imp = p[_CL] + c_lo + c_hi
+    v1 = implicit_velocity(v, p[_M], dt, f, k_imp, c_imp, p[_FP] + p[_MU] * normal)
+    s[0] = x + dt * v1
+    s[1] = v1
+    return transmitted(f_link, p[_KL], p[_CL], k_imp, dt, v, v1, False)
 
 
 @dataclass(frozen=True)
