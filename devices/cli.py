@@ -1,4 +1,4 @@
-"""``hapticam probe``: probe a simulated physical target and write the capture.
+"""``hapticam probe``: probe a simulated physical target and write the capture (and ``hapticam bench probe``).
 
 ::
 
@@ -91,6 +91,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="CAPTURE", help="output capture file (.csv or .npz)")
     p.set_defaults(func=_cmd_probe)
 
+    from hapticam.render.cli import bench_subparsers
+
+    b = bench_subparsers(sub).add_parser(
+        "probe", help="compiled probe simulation vs the same loop in pure Python (90 s sweep, 4 kHz)",
+        description="Time the simulated probe on seed 001's 90 s, 1-4 Hz swept sine at 4 kHz for every "
+                    "target, and the same code with numba disabled on a short stretch of it; report "
+                    "times per sample and the ratio.")
+    b.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    b.add_argument("--duration", type=_positive, default=90.0, metavar="S", help="sweep length (default 90)")
+    b.add_argument("--peer-seconds", type=_positive, default=0.25, metavar="S",
+                   help="sweep length run in pure Python (default 0.25)")
+    b.add_argument("--no-python", action="store_true", help="skip the pure-Python peer")
+    b.set_defaults(func=_cmd_bench)
+
 
 def _parse_sets(items: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
@@ -170,4 +184,20 @@ def _cmd_probe(args: argparse.Namespace) -> int:
           f"{1e3 * (centre + amp):.3g} mm, {capture.n} samples at {args.rate:g} Hz ({excitation.duration_s:g} s), "
           f"force {capture.f_N.min():.4g} to {capture.f_N.max():.4g} N, simulated in "
           f"{run.metadata['compute_s']:.2f} s -> {out}")
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from hapticam.devices.bench import format_table, run_bench
+
+    if args.duration > 3600.0 or args.peer_seconds > 60.0:
+        raise UsageError("bench probe: --duration at most 3600 s, --peer-seconds at most 60 s")
+    if args.json:
+        parent = Path(args.json).parent if str(Path(args.json).parent) else Path(".")
+        if not parent.is_dir():
+            raise UsageError(f"--json {args.json}: folder {parent} does not exist")
+    results = run_bench(duration_s=args.duration, peer_seconds=args.peer_seconds, python_peer=not args.no_python)
+    print(format_table(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -538,3 +538,15 @@ def test_cli_bad_input_is_one_line_exit_2_and_no_file(args, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("hapticam: error:") and len(err.splitlines()) == 1
     assert not any(tmp_path.iterdir())
+
+
+def test_bench_probe_reports_both_loops(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert _main(["bench", "probe", "--duration", "0.5", "--peer-seconds", "0.02", "--json", str(out)]) == 0
+    assert "speedup" in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    assert set(results["targets"]) == set(TARGETS)
+    for row in results["targets"].values():
+        assert row["samples"] == 2001 and row["python_samples"] == 81
+        assert row["speedup"] > 1.0
+    assert _main(["bench", "probe", "--duration", "1e5", "--no-python"]) == 2
