@@ -261,8 +261,7 @@ class ServoLoop:
         kc = 0.25 * spec.max_stable_stiffness(self.rate_hz)       # a quarter of K < 2 b / T
         b_room = spec.damping_N_s_per_m - kc * self.dt_s / 2.0     # b > k_c T / 2 + b_c
         bc = min(b_room, 2.0 * math.sqrt(kc * m))                 # critical damping if the device allows
-        k_model = model_stiffness(self.kernels, compiled, spec.workspace_m, spec.max_force_N)
-        omega = math.sqrt((kc + k_model) / m)
+        omega = math.sqrt(kc / m)                                  # the proxy's coupling mode
         n_sub = max(1, math.ceil(omega * self.dt_s / 0.5))          # h omega < 0.5 (margin 4 on 2)
         return m, kc, bc, min(n_sub, 64)
 
@@ -487,18 +486,6 @@ def model_inertia(kernels: ServoKernels, compiled: CompiledModel, x_m: float = 0
     f0 = kernels.force_fn(compiled.params, compiled.reset_state(), x_m, 0.0, 0.0, 1e-3)
     m = float(f1 - f0)
     return m if math.isfinite(m) else 0.0
-
-
-def model_stiffness(kernels: ServoKernels, compiled: CompiledModel, workspace_m: Sequence[float],
-                    max_force_N: float = np.inf, n: int = 512) -> float:
-    """Largest static stiffness ``|dF/dx|`` (N/m) of the model over the workspace where ``|F|`` stays
-    within ``max_force_N`` (finite differences of single evaluations at rest, each on a fresh state)."""
-    xs = np.linspace(workspace_m[0], workspace_m[1], n)
-    f = np.array([kernels.force_fn(compiled.params, compiled.reset_state(), float(x), 0.0, 0.0, 1e-3)
-                  for x in xs])
-    slope = np.abs(np.diff(f)) / (xs[1] - xs[0])
-    reach = np.isfinite(slope) & (np.abs(f[:-1]) <= max_force_N) & (np.abs(f[1:]) <= max_force_N)
-    return float(slope[reach].max()) if np.any(reach) else 0.0
 
 
 def run_simulated(model: Model | CompiledModel, device: SimulatedDevice | SimParams | None = None,

@@ -22,21 +22,26 @@ Velocity estimate (when the device gives none): backward difference through a fi
 same at 100 Hz-10 kHz.
 
 Mass terms (virtual coupling; Colgate, Stanley & Brown 1995; Adams & Hannaford 1999): the model's
-inertia is never rendered by differentiating the measured position twice. The kernels are evaluated
-with ``a = 0``; when the model has inertia ``m`` the loop simulates a proxy of that mass, coupled to
-the handle by a spring-damper ``(k_c, b_c)``::
+inertia is never rendered by differentiating the measured position twice. When the model has inertia
+``m`` the loop simulates a free proxy of that mass, coupled to the handle by a spring-damper
+``(k_c, b_c)``, and hands the kernel the proxy's acceleration::
 
-    F_c = k_c (x - x_p) + b_c (v - v_p)        coupling force (rendered: the user feels the proxy)
-    m a_p = F_c - F_model(x_p, v_p, 0)         proxy dynamics, semi-implicit Euler, n_sub sub-steps
+    F_c = k_c (x - x_p) + b_c (v - v_p)        coupling force on the proxy
+    m a_p = F_c                                proxy dynamics, semi-implicit Euler, n_sub sub-steps
+    F = F_model(x, v, a_p)                     the kernel at the handle, with a = a_p
 
-so at frequencies below the coupling's ``sqrt(k_c / m)`` the user feels ``m a + F_model``. Stability
-limits: the coupling is itself a virtual spring-damper on the device, so ``k_c`` must satisfy
-Colgate & Schenkel's ``b > k_c T / 2 + b_c`` (the loop uses ``k_c`` = a quarter of the device's
-passive bound ``2 b / T`` and ``b_c = min(b - k_c T / 2, 2 sqrt(k_c m))``, critical damping when the
-device allows it); the proxy's explicit sub-steps need ``h sqrt((k_c + k_model) / m) < 2`` (the loop
-picks ``n_sub`` for a margin of 4). Model inertia is taken as constant (its value at the rest
-position); the rendered inertia is right only below the coupling mode ``sqrt(k_c / m)``, so by default
-an inertia below a quarter of the device's own apparent mass is not rendered (see ``LoopConfig``).
+so the inertial part ``m(x) a_p`` is a virtual-coupling force (exactly ``F_c`` where ``m(x) = m``)
+and the position- and velocity-dependent parts are rendered at the handle itself, without the
+coupling's compliance in series with the model's stiffness. Below the coupling mode
+``sqrt(k_c / m)`` the proxy follows the handle and ``a_p`` is its acceleration. Stability limits: the
+coupling is itself a virtual spring-damper on the device, so ``k_c`` must satisfy Colgate & Schenkel's
+``b > k_c T / 2 + b_c`` (the loop uses ``k_c`` = a quarter of the device's passive bound ``2 b / T``
+and ``b_c = min(b - k_c T / 2, 2 sqrt(k_c m))``, critical damping when the device allows it); the
+proxy's explicit sub-steps need ``h sqrt(k_c / m) < 2`` (the loop picks ``n_sub`` for a margin of 4);
+the model's own stiffness is bounded by ``2 b / T`` as for any model. The proxy mass is the model's
+inertia at the rest position; a position-dependent ``m(x)`` scales the coupling force by ``m(x) / m``.
+By default an inertia below a quarter of the device's own apparent mass is not rendered (the handle's
+own mass masks it; see ``LoopConfig``).
 """
 
 from __future__ import annotations
@@ -159,14 +164,14 @@ def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
             h = dt / n_sub
             xp = srv[S_XP]
             vp = srv[S_VP]
-            f_cmd = 0.0
+            ap = 0.0
             for _ in range(n_sub):
-                f_cmd = kc * (x - xp) + bc * (v - vp)          # F_c = k_c (x - x_p) + b_c (v - v_p)
-                ap = (f_cmd - force_fn(p, s, xp, vp, 0.0, h)) / m  # m a_p = F_c - F_model(x_p, v_p, 0)
-                vp += ap * h
+                ap = (kc * (x - xp) + bc * (v - vp)) / m       # m a_p = F_c = k_c (x - x_p) + b_c (v - v_p)
+                vp += ap * h                                   # semi-implicit Euler
                 xp += vp * h
             srv[S_XP] = xp
             srv[S_VP] = vp
+            f_cmd = force_fn(p, s, x, v, ap, dt)               # F = F_model(x, v, a_p), a_p of the last sub-step
         else:
             f_cmd = force_fn(p, s, x, v, 0.0, dt)
         flags = flags_fn(p, s)

@@ -69,6 +69,7 @@ class KeyFeatures:
     bump_drop_N: float | None = None
     bottom_out_m: float | None = None
     hysteresis_J: float | None = None
+    hysteresis_span_m: float | None = None
     onset_m: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -188,11 +189,17 @@ def key_features(curves: FxCurves, thresholds: Thresholds | None = None) -> KeyF
         if i_stop - i_pre0 >= 3:
             feats.travel_stiffness_Npm = float(np.polyfit(x[i_pre0:i_stop + 1], press[i_pre0:i_stop + 1], 1)[0])
 
-    # Hysteresis: integral of (F+ - F-) dx where both directions were measured.
-    both = np.isfinite(curves.press_N) & np.isfinite(curves.release_N)
-    if both.sum() >= 2:
-        diff = np.where(both, curves.press_N - curves.release_N, 0.0)
-        feats.hysteresis_J = float(np.sum(diff) * bin_m)
+    # Hysteresis: integral of (F+ - F-) dx over the positions both directions covered, empty bins
+    # filled by linear interpolation so the integral does not depend on how densely bins were visited.
+    has_p = np.flatnonzero(np.isfinite(curves.press_N))
+    has_r = np.flatnonzero(np.isfinite(curves.release_N))
+    if has_p.size >= 2 and has_r.size >= 2:
+        lo_i, hi_i = max(has_p[0], has_r[0]), min(has_p[-1], has_r[-1])
+        if hi_i > lo_i:
+            span = slice(lo_i, hi_i + 1)
+            gap = _fill(x, curves.press_N)[span] - _fill(x, curves.release_N)[span]
+            feats.hysteresis_J = float(np.trapezoid(gap, x[span]))
+            feats.hysteresis_span_m = float(x[hi_i] - x[lo_i])
     return feats
 
 
@@ -238,9 +245,9 @@ def compare_features(reference: KeyFeatures, rendered: KeyFeatures,
         position("bump position", reference.bump_position_m, rendered.bump_position_m)
         force("force drop after bump", reference.bump_drop_N, rendered.bump_drop_N, level=reference.bump_peak_N)
     position("bottom-out position", reference.bottom_out_m, rendered.bottom_out_m)
-    if reference.hysteresis_J is not None and rendered.hysteresis_J is not None and reference.onset_m is not None:
-        # Compare hysteresis as its mean force over the travel against the force JND at mid-travel force.
-        span = max((reference.bottom_out_m or 0.0) - reference.onset_m, 1e-3)
+    if reference.hysteresis_J is not None and rendered.hysteresis_J is not None and reference.hysteresis_span_m:
+        # Compare hysteresis as its mean force gap over the travel, against the force JND at the preload.
+        span = reference.hysteresis_span_m
         ref_f = reference.hysteresis_J / span
         ren_f = rendered.hysteresis_J / span
         jnd = th.force_jnd(reference.preload_N or 0.0)

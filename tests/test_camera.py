@@ -1,0 +1,92 @@
+"""The haptic camera loop end to end (issue 5, "What must be shown" and "The demo").
+
+Each simulated target is probed with seed 001's swept sine, identified, and verified against a
+different, held-out excitation, through the real render loop.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hapticam.cli import main
+from hapticam.demos.camera import _probe_capture
+from hapticam.identify.impedance_fit import identify_impedance
+from hapticam.render.verify import verify
+
+SWITCHES = Path("/work/shared/data/switch_curves")
+for parent in Path(__file__).resolve().parents:
+    if (parent / "shared" / "data" / "switch_curves").is_dir():
+        SWITCHES = parent / "shared" / "data" / "switch_curves"
+        break
+
+
+@pytest.mark.parametrize("target, held_out", [
+    ("test-device", "sine"),          # seed 001 section 4, validated with a 2 Hz sinusoid
+    ("linear-switch", "triangle"),
+    ("tactile-switch", "triangle"),
+    ("toggle-switch", "triangle"),
+])
+def test_probe_identify_verify_on_held_out_excitation(target: str, held_out: str) -> None:
+    training = _probe_capture(target, "sweep", seed=0, duration_s=90.0)
+    fit = identify_impedance(training)
+    result = verify(fit.model, _probe_capture(target, held_out, seed=1))
+    assert result.fit_percent >= 95.0, result.failures
+    assert result.features.noticeable == [], result.failures
+    assert result.passed
+
+
+def test_clicky_switch_fit_and_the_click_drop() -> None:
+    """The clicky switch's force fits above 95 %, but the segmented model's click segment overshoots
+    the drop after the click by more than a force JND: the verdict must name that feature."""
+    training = _probe_capture("clicky-switch", "sweep", seed=0, duration_s=90.0)
+    result = verify(identify_impedance(training).model, _probe_capture("clicky-switch", "triangle", seed=1))
+    assert result.fit_percent >= 95.0
+    assert result.features.noticeable == ["force drop after bump"]
+
+
+def test_piano_key_is_beyond_an_impedance_model() -> None:
+    """The hammer's flight is a hybrid dynamic an impedance model cannot hold: the fit must be poor,
+    and verification must say so rather than pass."""
+    training = _probe_capture("piano-key", "sweep", seed=0, duration_s=30.0)
+    fit = identify_impedance(training)
+    assert fit.summary["fit_percent"] < 80.0
+    result = verify(fit.model, _probe_capture("piano-key", "triangle", seed=1))
+    assert not result.passed and result.fit_percent < 95.0
+
+
+def test_demo_command_writes_every_artefact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo", "--out", str(tmp_path / "out"), "--sweep-seconds", "30"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for stage in ("[1/4] probe", "[2/4] identify", "[3/4] render", "[4/4] verify", "verdict: PASS"):
+        assert stage in out
+    names = {p.name for p in (tmp_path / "out").iterdir()}
+    assert {"probe-sweep.csv", "model.yaml", "render.csv", "probe-triangle.csv", "verify.png",
+            "verify.json"} <= names
+    assert json.loads((tmp_path / "out" / "verify.json").read_text())["passed"] is True
+    assert main(["model", "validate", str(tmp_path / "out" / "model.yaml")]) == 0
+
+
+@pytest.mark.skipif(not (SWITCHES / "Gateron-Brown.csv").exists(), reason="real captures not available")
+def test_demo_on_a_real_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo", "--capture", str(SWITCHES / "Gateron-Brown.csv"), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "Gateron-Brown.csv" in out and "verdict: PASS" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["demo", "--target", "warp-drive"], "warp-drive"),
+    (["demo", "--capture", "nope.csv"], "nope.csv"),
+    (["demo", "--sweep-seconds", "-3"], "--sweep-seconds"),
+    (["demo", "--target", "linear-switch", "--capture", "x.csv"], "either --target or --capture"),
+])
+def test_demo_bad_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                        argv: list[str], message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
