@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--excitation", choices=_EXCITATIONS, default="sweep",
                    help="commanded trajectory (default: sweep, seed 001's 1-4 Hz swept sine)")
     p.add_argument("--duration", type=_positive, metavar="S",
-                   help="length in s (defaults: sweep 90, sine 10, triangle 4, multisine 20, step 9.2)")
+                   help="length in s (defaults: sweep 90, sine 10, triangle 4, multisine 20, step 9.4)")
     p.add_argument("--amplitude-mm", type=_positive, metavar="A",
                    help="half the peak-to-peak travel in mm (default: half the target's travel)")
     p.add_argument("--center-mm", type=_finite, metavar="C",
@@ -184,6 +184,9 @@ def _cmd_probe(args: argparse.Namespace) -> int:
           f"{1e3 * (centre + amp):.3g} mm, {capture.n} samples at {args.rate:g} Hz ({excitation.duration_s:g} s), "
           f"force {capture.f_N.min():.4g} to {capture.f_N.max():.4g} N, simulated in "
           f"{run.metadata['compute_s']:.2f} s -> {out}")
+    if run.metadata["saturated_steps"]:
+        print(f"note: the probe's motor hit its {spec.force_limit_N:g} N limit in {run.metadata['saturated_steps']} "
+              f"internal steps; the probe did not follow the command there")
     return 0
 
 

@@ -8,7 +8,7 @@ bluepylons with the Open-Switch-Curve-Meter, CC-BY 4.0).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
@@ -171,7 +171,7 @@ class Keyswitch(Target):
     jacket_cam_y_m, jacket_cam_d_m : tuple of float
         Knots of the leaf deflection imposed by the jacket, ``d(y)`` (m).
     bottom_k, bottom_alpha, top_k, top_alpha : float
-        Hunt-Crossley stiffness (N/m^1.5) and damping ratio ``alpha = b/k`` (s/m) of the floor and top stop.
+        Hunt-Crossley stiffness (N/m^1.5) and damping factor ``alpha = b/k`` (s/m) of the floor and top stop.
     contact_Npm, contact_alpha : float
         Probe-tip contact: linear Hunt-Crossley stiffness (N/m) and ``alpha`` (s/m).
     jacket_k, jacket_alpha : float
@@ -280,7 +280,7 @@ class Keyswitch(Target):
     # presets -------------------------------------------------------------------------------------
 
     @classmethod
-    def linear(cls, **changes: float) -> "Keyswitch":
+    def linear(cls, **changes: Any) -> "Keyswitch":
         """Linear switch resembling Cherry MX Red: 0.3 N preload, leaf friction until actuation."""
         # fitted to Cherry-MX-Red.csv (quasi-static press and release, RMS 0.006 N): the leaf bears on a
         # tapered stem leg, pressing the stem with falling force (k_l d d' < 0) and friction until 2 mm
@@ -291,7 +291,7 @@ class Keyswitch(Target):
         return replace(base, **changes) if changes else base
 
     @classmethod
-    def tactile(cls, **changes: float) -> "Keyswitch":
+    def tactile(cls, **changes: Any) -> "Keyswitch":
         """Tactile switch resembling Gateron Brown: leaf bump near 1.2 mm of stem travel, then a drop."""
         # fitted to Gateron-Brown.csv (quasi-static press and release, RMS 0.007 N): the stem's leg lifts
         # the leaf by 0.085 mm between 1.1 and 1.7 mm (the bump), then lets it fall off by 2.8 mm (the drop)
@@ -302,7 +302,7 @@ class Keyswitch(Target):
         return replace(base, **changes) if changes else base
 
     @classmethod
-    def clicky(cls, **changes: float) -> "Keyswitch":
+    def clicky(cls, **changes: Any) -> "Keyswitch":
         """Clicky switch resembling Cherry MX Blue: click jacket with hysteresis."""
         # fitted to Cherry-MX-Blue-RGB.csv (simulated slow press and release, RMS 0.011 N)
         base = cls(name="clicky-switch", pretravel_m=0.158e-3, preload_N=0.3598, spring_Npm=71.3,

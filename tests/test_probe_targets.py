@@ -494,6 +494,13 @@ def test_cli_list(capsys):
     assert len(out) == len(TARGETS) and all(line.split()[0] in TARGETS for line in out)
 
 
+def test_cli_params_prints_the_target_as_json(capsys):
+    assert main(["probe", "piano-key", "--params", "--set", "ratio=4.5"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["target"] == "piano-key" and doc["parameters"]["ratio"] == 4.5
+    assert doc["parameters"]["string_m"] == get_target("piano-key").string_m
+
+
 def test_cli_probe_writes_a_loadable_capture(tmp_path, capsys):
     out = tmp_path / "press.csv"
     code = main(["probe", "tactile-switch", "--excitation", "triangle", "--duration", "2", "--rate", "2000",
