@@ -1,6 +1,6 @@
 """Telemetry (ZeroMQ PUB, msgpack batches of every tick) and control (ZeroMQ REP, msgpack requests).
 
-The message schema and the control requests are documented in ``render/PROTOCOL.md``. The servo loop
+The message schema and the control requests are documented in the README (section "Telemetry and control"). The servo loop
 never waits on either: a :class:`Pump` thread copies new ticks out of the loop's ring about 100 times a
 second and hands them to the publisher (non-blocking sends behind a high-water mark, dropped batches
 counted) and the recorder. The :class:`ControlServer` thread validates every request and answers errors
@@ -74,7 +74,7 @@ class Pump(threading.Thread):
 
 def tick_batch(seq: int, first: int, rows: np.ndarray, events: list[SafetyEvent], rate_hz: float,
                lost_ticks: int, dropped: int) -> dict[str, Any]:
-    """The telemetry message for one batch (schema: ``render/PROTOCOL.md``)."""
+    """The telemetry message for one batch (schema: the README (section "Telemetry and control"))."""
     return {
         "v": SCHEMA_VERSION, "type": "ticks", "seq": seq, "tick0": int(first), "n": int(rows.shape[0]),
         "rate_hz": rate_hz,
@@ -120,7 +120,7 @@ class TelemetryPublisher:
 
 
 class ControlServer(threading.Thread):
-    """REP socket answering the control requests of ``render/PROTOCOL.md``.
+    """REP socket answering the control requests of the README (section "Telemetry and control").
 
     ``load_model`` is given a function that loads and validates a model file (the CLI passes
     :func:`hapticam.models.files.load_model_only`).
