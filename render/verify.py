@@ -169,7 +169,10 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
             per_direction[name] = fit_report(capture.f_N[sel], f_ren[sel])
 
     lo, hi = float(x_cap.min()), float(x_cap.max())
-    bin_m = max(1e-5, (hi - lo) / 5000.0)
+    # Bins of 10 um, or wider where the probe moves further than that between samples (fast excitations),
+    # so that every bin holds samples of several passes.
+    step_m = float(np.median(np.abs(np.diff(x_cap)))) if x_cap.size > 1 else 0.0
+    bin_m = max(1e-5, (hi - lo) / 5000.0, 2.0 * step_m)
     curves_ref = fx_curves(x_cap[valid], capture.f_N[valid], direction[valid], bin_m, (lo, hi))
     curves_ren = fx_curves(x_ren[valid], f_ren[valid], direction[valid], bin_m, (lo, hi))
     feats_ref = key_features(curves_ref, th)
