@@ -99,10 +99,11 @@ def loop_stats(ctl: np.ndarray, hist: np.ndarray | None, rate_hz: float, clock: 
         st.mean_period_us = span / max(n - 1, 1) * 1e-3
         centres = (np.arange(hist.size) + 0.5) * HIST_BIN_NS * 1e-3
         st.lateness_mean_us = float((hist * centres).sum() / n)
-        st.lateness_p50_us = hist_percentile_us(hist, 0.50)
-        st.lateness_p99_us = hist_percentile_us(hist, 0.99)
-        st.lateness_p999_us = hist_percentile_us(hist, 0.999)
         st.lateness_max_us = int(ctl[K_LATE_MAX_NS]) * 1e-3
+        # Percentiles are read off histogram bin edges; the exact maximum bounds them.
+        st.lateness_p50_us = min(hist_percentile_us(hist, 0.50), st.lateness_max_us)
+        st.lateness_p99_us = min(hist_percentile_us(hist, 0.99), st.lateness_max_us)
+        st.lateness_p999_us = min(hist_percentile_us(hist, 0.999), st.lateness_max_us)
         st.misses = int(ctl[K_MISSES])
         st.skipped = int(ctl[K_SKIPPED])
     return st

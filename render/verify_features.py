@@ -171,8 +171,10 @@ def key_features(curves: FxCurves, thresholds: Thresholds | None = None) -> KeyF
 
     # Tactile bump: the largest drawdown of the pressing curve before bottom-out (a running maximum
     # followed by the lowest point after it), so a curve that rises again towards bottom-out still shows it.
-    if i_end - i_pre0 >= 4:
-        seg = press[i_pre0:i_end + 1]
+    # The search starts 0.15 mm past the onset so the ringing of the preload step is not taken for a bump.
+    i_b0 = min(i_on + max(int(round(1.5e-4 / bin_m)), 1), i_end)
+    if i_end - i_b0 >= 4:
+        seg = press[i_b0:i_end + 1]
         running_max = np.maximum.accumulate(seg)
         drawdown = running_max - seg
         k_valley = int(np.argmax(drawdown))
@@ -182,10 +184,10 @@ def key_features(curves: FxCurves, thresholds: Thresholds | None = None) -> KeyF
         has_bump = drop > th.force_jnd(peak)
         if has_bump:
             feats.bump_peak_N = peak
-            feats.bump_position_m = float(x[i_pre0 + k_peak])
+            feats.bump_position_m = float(x[i_b0 + k_peak])
             feats.bump_drop_N = drop
         # Travel stiffness: least-squares slope over the travel up to the bump (or bottom-out).
-        i_stop = i_pre0 + (k_peak if has_bump else seg.size - 1)
+        i_stop = i_b0 + (k_peak if has_bump else seg.size - 1)
         if i_stop - i_pre0 >= 3:
             feats.travel_stiffness_Npm = float(np.polyfit(x[i_pre0:i_stop + 1], press[i_pre0:i_stop + 1], 1)[0])
 
