@@ -16,11 +16,7 @@ from hapticam.demos.camera import _probe_capture
 from hapticam.identify.impedance_fit import identify_impedance
 from hapticam.render.verify import verify
 
-SWITCHES = Path("/work/shared/data/switch_curves")
-for parent in Path(__file__).resolve().parents:
-    if (parent / "shared" / "data" / "switch_curves").is_dir():
-        SWITCHES = parent / "shared" / "data" / "switch_curves"
-        break
+from conftest import SWITCH_DIR as SWITCHES
 
 
 @pytest.mark.parametrize("target, held_out", [
@@ -70,7 +66,6 @@ def test_demo_command_writes_every_artefact(tmp_path: Path, capsys: pytest.Captu
     assert main(["model", "validate", str(tmp_path / "out" / "model.yaml")]) == 0
 
 
-@pytest.mark.skipif(not (SWITCHES / "Gateron-Brown.csv").exists(), reason="real captures not available")
 def test_demo_on_a_real_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["demo", "--capture", str(SWITCHES / "Gateron-Brown.csv"), "--out", str(tmp_path)])
     out = capsys.readouterr().out

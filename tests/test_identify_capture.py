@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import os
 
 import numpy as np
@@ -11,10 +10,7 @@ import pytest
 from hapticam.errors import CaptureError
 from hapticam.identify.capture import Capture, detect_dropouts, load_capture, save_capture
 
-SWITCH_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "switch_curves")
-if not os.path.isdir(SWITCH_DIR):
-    SWITCH_DIR = "/work/shared/data/switch_curves"
-SWITCH_FILES = sorted(glob.glob(os.path.join(SWITCH_DIR, "*.csv")))
+from conftest import SWITCH_DIR, SWITCH_FILES
 GOOD_HEADER = "t_s,x_m,force_N"
 
 

@@ -12,9 +12,9 @@ from hapticam.cli import main
 from hapticam.identify.capture import Capture, save_capture
 from hapticam.models.files import load_model, sha256_of_file
 
-SWITCH = "/work/shared/data/switch_curves"
-if not os.path.isdir(SWITCH):
-    SWITCH = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "switch_curves")
+from conftest import SWITCH_DIR
+
+SWITCH = str(SWITCH_DIR)
 
 
 def _capture(tmp_path, name="cap.csv", seed=0, freq=(1.0, 4.0), seconds=20.0):

@@ -8,7 +8,6 @@ path (pressing then releasing, the renderer's kernel deciding the direction) wit
 
 from __future__ import annotations
 
-import glob
 import os
 
 import numpy as np
@@ -21,11 +20,10 @@ from hapticam.identify.preprocess import direction_of_travel
 from hapticam.models.files import load_model
 from hapticam.models.kernels import model_force
 
-SWITCH = "/work/shared/data/switch_curves"
-if not os.path.isdir(SWITCH):
-    SWITCH = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "switch_curves")
-FILES = sorted(glob.glob(os.path.join(SWITCH, "*.csv")))
-pytestmark = pytest.mark.skipif(len(FILES) != 12, reason="shared switch data not present")
+from conftest import SWITCH_DIR, SWITCH_FILES
+
+SWITCH = str(SWITCH_DIR)
+FILES = [str(p) for p in SWITCH_FILES]
 
 
 @pytest.mark.parametrize("path", FILES, ids=[os.path.basename(p)[:-4] for p in FILES])

@@ -2,7 +2,7 @@
 
 References: closed forms (spring laws, quasi-static force balances, the free-flight parabola, sweep
 frequency), SciPy (Hermite profiles, a Hunt-Crossley impact integrated by solve_ivp), the real switch
-captures in shared/data/switch_curves (resemblance), and the sensor model's statistics.
+captures in tests/data/switch_curves (resemblance), and the sensor model's statistics.
 """
 
 from __future__ import annotations
@@ -25,9 +25,7 @@ from hapticam.devices.targets import TARGETS, describe, get_target
 from hapticam.errors import UsageError
 from hapticam.identify.capture import Capture, load_capture
 
-SWITCH_CURVES = Path(__file__).resolve().parents[2] / "shared" / "data" / "switch_curves"
-if not SWITCH_CURVES.is_dir():
-    SWITCH_CURVES = Path("/work/shared/data/switch_curves")
+from conftest import SWITCH_DIR as SWITCH_CURVES
 
 #: a noiseless, unquantised probe: for physics checks against closed forms
 EXACT = ProbeSpec(force_noise_N=0.0, force_bias_N=0.0, force_resolution_N=0.0, encoder_resolution_m=0.0)

@@ -16,11 +16,8 @@ from hapticam.models.files import save_model
 from hapticam.render.verify import is_quasi_static, verify
 from hapticam.render.verify_features import Thresholds, compare_features, fx_curves, key_features
 
-SWITCHES = Path(__file__).resolve().parents[2] / "shared" / "data" / "switch_curves"
-if not SWITCHES.is_dir():  # a clone next to ../shared, or the workplace layout
-    SWITCHES = Path("/work/shared/data/switch_curves")
-REAL = sorted(SWITCHES.glob("*.csv"))
-needs_real = pytest.mark.skipif(not REAL, reason="real switch captures not available")
+from conftest import SWITCH_DIR as SWITCHES
+from conftest import SWITCH_FILES as REAL
 
 
 def _triangle_capture(f_press, f_release=None, travel_m: float = 0.004, n: int = 801) -> Capture:
@@ -90,7 +87,6 @@ def test_dynamic_models_are_not_replayed_faster() -> None:
     assert not is_quasi_static(with_mass, np.linspace(0, 0.004, 5))
 
 
-@needs_real
 @pytest.mark.parametrize("path", REAL, ids=[p.stem for p in REAL])
 def test_every_real_switch_identifies_and_verifies_above_95_percent(path: Path) -> None:
     capture = load_capture(path)
@@ -100,7 +96,6 @@ def test_every_real_switch_identifies_and_verifies_above_95_percent(path: Path) 
     assert result.passed, result.failures
 
 
-@needs_real
 def test_linear_model_against_tactile_capture_fails_naming_the_bump(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     red = identify_impedance(load_capture(SWITCHES / "Cherry-MX-Red.csv")).model
@@ -113,7 +108,6 @@ def test_linear_model_against_tactile_capture_fails_naming_the_bump(tmp_path: Pa
         assert key in out
 
 
-@needs_real
 def test_cli_report_files_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     brown = SWITCHES / "Gateron-Brown.csv"
     save_model(tmp_path / "brown.msgpack", identify_impedance(load_capture(brown)).model)
