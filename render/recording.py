@@ -12,14 +12,14 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hapticam.errors import RenderError
+from hapticam.errors import ModelFileError, RenderError
+from hapticam.models.files import atomic_write_bytes
 from hapticam.render.layout import R_F, R_FCMD, R_FLAGS, R_LATE, R_T, R_V, R_X, RING_COLS
 
 RECORD_COLUMNS = ("t_s", "x_m", "force_N", "v_mps", "force_cmd_N", "flags", "lateness_us")
@@ -41,23 +41,10 @@ def write_recording(path: str | os.PathLike[str], rows: np.ndarray, metadata: di
         fmt = ["%.9f", "%.9e", "%.9e", "%.9e", "%.9e", "%d", "%.3f"]
         np.savetxt(buf, table, delimiter=",", fmt=fmt)
     text = "\n".join(lines) + "\n" + buf.getvalue()
-    folder = p.parent if str(p.parent) else Path(".")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise RenderError(f"{p}: cannot write recording: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        atomic_write_bytes(p, text.encode("utf-8"))
+    except (OSError, ModelFileError) as exc:
+        raise RenderError(f"{p}: cannot write recording: {exc}") from exc
     return p
 
 
