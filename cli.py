@@ -1,7 +1,8 @@
 """The ``hapticam`` command line.
 
-Each subpackage contributes its subcommands through a ``register(subparsers)`` function in its own
-``cli`` module. Every user error (any :class:`~hapticam.errors.HapticError`, or a bad argument) ends
+Each subpackage contributes its subcommands through a ``register(subparsers, bench)`` function in its
+own ``cli`` module; the ``bench`` group is built here once and handed to each, so any subpackage adds
+``hapticam bench NAME`` without reaching into another's parser. Every user error (any :class:`~hapticam.errors.HapticError`, or a bad argument) ends
 in one line on stderr and exit code 2; ``--debug`` shows the traceback instead.
 """
 
@@ -15,13 +16,13 @@ from typing import Sequence
 from hapticam._version import __version__
 from hapticam.errors import HapticError
 
-#: Modules whose ``register(subparsers)`` adds subcommands, in help order.
+#: Modules whose ``register(subparsers, bench)`` adds subcommands, in help order.
 COMMAND_MODULES = (
     "hapticam.demos.cli",
     "hapticam.devices.cli",
     "hapticam.identify.cli",
     "hapticam.render.cli",
-    "hapticam.render.verify_cli",
+    "hapticam.render.verify.cli",
     "hapticam.models.cli",
 )
 
@@ -43,8 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hapticam {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    bench_parser = sub.add_parser("bench", help="benchmarks (each runs its peer in the same run and reports ratios)",
+                                  description="Benchmarks that ship with hapticam.")
+    bench = bench_parser.add_subparsers(dest="bench", metavar="BENCH", parser_class=_Parser)
+    bench_parser.set_defaults(func=lambda args: (bench_parser.print_help(), EXIT_USAGE)[1])
     for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+        importlib.import_module(name).register(sub, bench)
     return parser
 
 

@@ -40,7 +40,7 @@ def _probe_capture(target_name: str, kind: str, seed: int, duration_s: float | N
     from hapticam.devices.excitations import make_excitation
     from hapticam.devices.probe import ProbeSpec, simulate
     from hapticam.devices.targets import get_target
-    from hapticam.identify.capture import Capture
+    from hapticam.capture import Capture
 
     target = get_target(target_name)
     lo, hi = target.probe_range_m()
@@ -54,12 +54,13 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
                out_dir: str | Path = "hapticam-demo", sweep_s: float = 90.0, seed: int = 0,
                say: Callable[[str], None] = print) -> CameraRun:
     """Run the four stages (module notes), writing every artefact into ``out_dir``; return the numbers."""
-    from hapticam.identify.capture import Capture, load_capture, save_capture
+    from hapticam.capture import Capture
+    from hapticam.capture_io import load_capture, save_capture
     from hapticam.identify.impedance_fit import identify_impedance
     from hapticam.models.files import save_model
     from hapticam.render.loop import run_simulated
     from hapticam.render.verify import verify
-    from hapticam.render.verify_report import write_figure, write_json
+    from hapticam.render.verify.report import write_figure, write_json
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

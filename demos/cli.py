@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
     """Add ``hapticam demo``."""
     p = sub.add_parser(
         "demo", help="probe -> identify -> render -> verify on a simulated keyswitch (no hardware)",

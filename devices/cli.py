@@ -62,8 +62,8 @@ def _seed(text: str) -> int:
     return value
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``hapticam probe``."""
+def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+    """Add ``hapticam probe`` and ``bench probe`` (``bench``: the ``hapticam bench`` group)."""
     p = sub.add_parser("probe", help="probe a simulated physical target and write a capture",
                        description="Drive a simulated physical target with the simulated position-controlled "
                                    "probe along an excitation and write the measured capture (t_s, x_m, "
@@ -91,9 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="CAPTURE", help="output capture file (.csv or .npz)")
     p.set_defaults(func=_cmd_probe)
 
-    from hapticam.render.cli import bench_subparsers
-
-    b = bench_subparsers(sub).add_parser(
+    b = bench.add_parser(
         "probe", help="compiled probe simulation vs the same loop in pure Python (90 s sweep, 4 kHz)",
         description="Time the simulated probe on seed 001's 90 s, 1-4 Hz swept sine at 4 kHz for every "
                     "target, and the same code with numba disabled on a short stretch of it; report "
@@ -164,7 +162,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
 
     from hapticam.devices.excitations import make_excitation
     from hapticam.devices.probe import ProbeSpec, simulate
-    from hapticam.identify.capture import save_capture
+    from hapticam.capture_io import save_capture
 
     lo, hi = target.probe_range_m()
     amp = 0.5 * (hi - lo) if args.amplitude_mm is None else 1e-3 * args.amplitude_mm

@@ -225,7 +225,7 @@ class Target:
         return simulate(self, excitation, spec, seed=seed)
 
     def probe(self, excitation: Any, sample_rate_hz: float = 4000.0, seed: int = 0, spec: Any = None) -> Any:
-        """Be probed along ``excitation``; return the measured :class:`~hapticam.identify.capture.Capture`."""
+        """Be probed along ``excitation``; return the measured :class:`~hapticam.capture.Capture`."""
         from hapticam.devices.probe import probe
 
         return probe(self, excitation, sample_rate_hz, seed, spec)

@@ -27,7 +27,7 @@ follows a commanded trajectory and records position and force. The simulated one
   from a generator seeded by ``seed``) and quantisation step ``q = force_resolution_N``;
 * samples at ``sample_rate_hz`` (4 kHz by default, as seed 001 section 5).
 
-:func:`probe` returns a :class:`~hapticam.identify.capture.Capture` of the measured ``t, x, F``;
+:func:`probe` returns a :class:`~hapticam.capture.Capture` of the measured ``t, x, F``;
 :func:`simulate` returns everything (true carriage motion, true force, the target's observables) for
 tests and figures.
 """
@@ -48,7 +48,7 @@ from hapticam.devices.targets import target_step
 from hapticam.errors import DeviceError, UsageError
 
 if TYPE_CHECKING:
-    from hapticam.identify.capture import Capture
+    from hapticam.capture import Capture
 
 #: Most samples one probing may record (memory: about 90 bytes per sample).
 MAX_SAMPLES = 10_000_000
@@ -215,8 +215,8 @@ class ProbeRun:
             raise KeyError(f"no observable {name!r}; have {self.observable_names}") from None
 
     def to_capture(self, name: str | None = None) -> "Capture":
-        """The measured signals as a :class:`~hapticam.identify.capture.Capture` (with this run's metadata)."""
-        from hapticam.identify.capture import Capture
+        """The measured signals as a :class:`~hapticam.capture.Capture` (with this run's metadata)."""
+        from hapticam.capture import Capture
 
         label = name or f"{self.metadata.get('target', {}).get('target', 'target')} " \
                         f"({self.metadata.get('excitation', {}).get('kind', 'excitation')})"

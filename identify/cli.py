@@ -17,10 +17,11 @@ import time
 from typing import Any
 
 from hapticam.errors import UsageError
+from hapticam.fileio import json_safe
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add this subpackage's subcommands to the ``hapticam`` parser."""
+def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+    """Add ``hapticam identify ...`` and ``bench identify`` (``bench``: the ``hapticam bench`` group)."""
     p = sub.add_parser("identify", help="identify models from probe captures",
                        description="Identify models of real objects from probe captures.")
     isub = p.add_subparsers(dest="identify_command", metavar="MODEL", parser_class=type(p))
@@ -48,9 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.set_defaults(func=_cmd_impedance)
     p.set_defaults(func=lambda args: _no_command(p))
 
-    from hapticam.render.cli import bench_subparsers
-
-    b = bench_subparsers(sub).add_parser(
+    b = bench.add_parser(
         "identify", help="EWLS core vs padasip RLS and numpy batch least squares (360,000 samples)",
         description="Time hapticam's compiled EWLS (seed 001 Table 1) on seed 001's 90 s at 4 kHz, and on "
                     "the same data padasip's FilterRLS and numpy.linalg.lstsq; report times and ratios.")
@@ -127,7 +126,7 @@ class _Progress:
 
 
 def _cmd_impedance(args: argparse.Namespace) -> int:
-    from hapticam.identify.capture import load_capture
+    from hapticam.capture_io import load_capture
     from hapticam.identify.impedance_fit import identify_impedance, validate_model
 
     _check_args(args)
@@ -152,7 +151,7 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
     fit.save(args.output)
     summary["output"] = args.output
     if args.json:
-        print(json.dumps(_jsonable(summary), sort_keys=True))
+        print(json.dumps(json_safe(summary), sort_keys=True))
     else:
         print(_table(summary))
     return 0
@@ -172,20 +171,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     results = run_bench(n=args.samples, repeat=args.repeat)
     print(format_table(results))
     if args.json:
-        Path(args.json).write_text(json.dumps(_jsonable(results), indent=2) + "\n", encoding="utf-8")
+        Path(args.json).write_text(json.dumps(json_safe(results), indent=2) + "\n", encoding="utf-8")
     return 0
 
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if hasattr(value, "item"):
-        return _jsonable(value.item())
-    return value
 
 
 def _fmt(v: float) -> str:

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 from hapticam.errors import IdentificationError
-from hapticam.identify.capture import Capture
+from hapticam.capture import Capture
 from hapticam.identify.ewls import ewls_fit
 from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import Prepared, prepare

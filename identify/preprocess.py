@@ -32,7 +32,7 @@ import numpy as np
 from scipy.signal import butter, filtfilt
 
 from hapticam.errors import IdentificationError
-from hapticam.identify.capture import Capture
+from hapticam.capture import Capture
 
 DEFAULT_DEAD_BAND_MPS = 1e-3
 

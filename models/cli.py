@@ -14,7 +14,7 @@ from hapticam.models.files import (MSGPACK_SUFFIXES, YAML_SUFFIXES, ModelDocumen
 _MODEL_HELP = "a model file (.yaml or .msgpack) or a bundled example, example:NAME"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
     """Add ``hapticam model show|convert|validate|examples``."""
     model = sub.add_parser("model", help="show, convert and validate model files",
                            description="Show, convert and validate model files.")

@@ -28,7 +28,6 @@ import datetime as _dt
 import hashlib
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -39,6 +38,7 @@ import yaml
 
 from hapticam._version import __version__
 from hapticam.errors import HapticError, ModelFileError
+from hapticam.fileio import atomic_write_bytes, read_limited
 from hapticam.models.base import Model, model_from_dict
 
 FORMAT_NAME = "hapticam-model"
@@ -119,20 +119,7 @@ def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
     suffix = path.suffix.lower()
     if suffix not in YAML_SUFFIXES + MSGPACK_SUFFIXES:
         raise ModelFileError(f"{text}: unknown model file type {suffix or '(none)'!r}; use .yaml or .msgpack")
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ModelFileError(f"{text}: file is {size} bytes, over the {MAX_FILE_BYTES // 2**20} MiB limit")
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise ModelFileError(f"{text}: no such file") from None
-    except IsADirectoryError:
-        raise ModelFileError(f"{text}: is a directory, not a model file") from None
-    except OSError as exc:
-        raise ModelFileError(f"{text}: cannot read ({exc.strerror or exc})") from exc
-    if len(data) > MAX_FILE_BYTES:
-        raise ModelFileError(f"{text}: file is over the {MAX_FILE_BYTES // 2**20} MiB limit")
+    data = read_limited(path, MAX_FILE_BYTES, error=ModelFileError, what="model file")
     return data, suffix, text
 
 
@@ -304,35 +291,11 @@ def encode_document(doc: ModelDocument, suffix: str) -> bytes:
     raise ModelFileError(f"unknown model file type {suffix or '(none)'!r}; use .yaml or .msgpack")
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise ModelFileError(f"{target}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def save_document(path: str | os.PathLike[str], doc: ModelDocument) -> None:
     """Write a document atomically, encoding chosen by ``path``'s suffix."""
     suffix = Path(path).suffix.lower()
     data = encode_document(doc, suffix)
-    try:
-        atomic_write_bytes(path, data)
-    except OSError as exc:
-        raise ModelFileError(f"{path}: cannot write ({exc.strerror or exc})") from exc
+    atomic_write_bytes(path, data, error=ModelFileError)
 
 
 def save_model(path: str | os.PathLike[str], model: Model, *, provenance: dict[str, Any] | None = None,

@@ -13,21 +13,8 @@ DEFAULT_TELEMETRY = "tcp://127.0.0.1:5556"
 DEFAULT_CONTROL = "tcp://127.0.0.1:5557"
 
 
-def bench_subparsers(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
-    """The ``hapticam bench`` group's subparsers, creating the group on first use (any subpackage may
-    add ``hapticam bench NAME`` through this)."""
-    if "bench" in sub.choices:
-        parser = sub.choices["bench"]
-        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    parser = sub.add_parser("bench", help="benchmarks (each runs its pure-Python peer in the same run)",
-                            description="Benchmarks that ship with hapticam.")
-    action = parser.add_subparsers(dest="bench", metavar="BENCH", parser_class=type(parser))
-    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
-    return action
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``render``, ``monitor`` and ``bench render``."""
+def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+    """Add ``render``, ``monitor`` and ``bench render`` (``bench``: the ``hapticam bench`` group)."""
     p = sub.add_parser("render", help="render a model on a haptic device (1 kHz servo loop)",
                        description="Render MODEL (a model file or example:NAME) on a device. Prints loop "
                                    "statistics and safety interventions at the end; Ctrl-C stops with zero "
@@ -62,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--batches", type=int, default=None, help="stop after this many batches")
     m.set_defaults(func=_cmd_monitor)
 
-    b = bench_subparsers(sub).add_parser(
+    b = bench.add_parser(
         "render", help="servo loop timing: hapticam vs a plain Python loop, idle and under load",
         description="Run our loop and a plain Python loop (time.sleep pacing, NumPy model) at 1 kHz on the "
                     "simulated device, idle and with a busy Python thread; report lateness percentiles, "

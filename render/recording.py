@@ -1,4 +1,4 @@
-"""Recording every tick to a capture file that ``identify`` reads (:func:`hapticam.identify.capture.load_capture`).
+"""Recording every tick to a capture file that ``identify`` reads (:func:`hapticam.capture_io.load_capture`).
 
 Format: CSV, ``# key: value`` metadata lines, then the header ``t_s,x_m,force_N`` and the extra
 columns ``v_mps,force_cmd_N,flags,lateness_us`` (the capture loader keeps ``v_mps`` and notes the others as
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hapticam.errors import ModelFileError, RenderError
-from hapticam.models.files import atomic_write_bytes
+from hapticam.fileio import atomic_write_bytes
 from hapticam.render.layout import R_F, R_FCMD, R_FLAGS, R_LATE, R_T, R_V, R_X, RING_COLS
 
 RECORD_COLUMNS = ("t_s", "x_m", "force_N", "v_mps", "force_cmd_N", "flags", "lateness_us")

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from hapticam.cli import main
-from hapticam.identify.capture import Capture, save_capture
+from hapticam.capture import Capture
+from hapticam.capture_io import save_capture
 from hapticam.models.files import load_model, sha256_of_file
 
 from conftest import SWITCH_DIR

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hapticam.identify.capture import Capture
+from hapticam.capture import Capture
 from hapticam.identify.impedance_fit import identify_impedance, validate_model
 
 M_KG, B_NSPM, FC_N, PRELOAD_N = 0.5, 8.0, 0.3, 1.0

@@ -13,7 +13,8 @@ import os
 import numpy as np
 import pytest
 
-from hapticam.identify.capture import Capture, load_capture
+from hapticam.capture import Capture
+from hapticam.capture_io import load_capture
 from hapticam.identify.impedance_fit import identify_impedance, predict_force
 from hapticam.identify.metrics import fit_percent
 from hapticam.identify.preprocess import direction_of_travel

@@ -100,7 +100,7 @@ HOSTILE_YAML = {
     "billion-laughs": ("a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n", "anchors and aliases"),
     "not-a-mapping": ("- 1\n- 2\n", "expected a mapping"),
     "malformed": ("format: hapticam-model\nkind: [unclosed\n", "not valid YAML"),
-    "empty": ("", "empty file"),
+    "empty": ("", "file is empty"),
     "wrong-format": ("format: something-else\n", "not a hapticam model file"),
 }
 

@@ -23,7 +23,8 @@ from hapticam.devices.piano_key import FLAG_BACKCHECK, FLAG_CONTACTS, FLAG_ENGAG
 from hapticam.devices.probe import ProbeSpec, probe, simulate
 from hapticam.devices.targets import TARGETS, describe, get_target
 from hapticam.errors import UsageError
-from hapticam.identify.capture import Capture, load_capture
+from hapticam.capture import Capture
+from hapticam.capture_io import load_capture
 
 from conftest import SWITCH_DIR as SWITCH_CURVES
 
@@ -236,7 +237,7 @@ def test_probe_returns_a_capture_with_metadata(tmp_path):
     meta = cap.metadata
     assert meta["target"]["target"] == "linear-switch" and meta["excitation"]["kind"] == "sine"
     assert meta["probe"]["sample_rate_hz"] == 2000.0 and meta["seed"] == 3
-    from hapticam.identify.capture import save_capture
+    from hapticam.capture_io import save_capture
     save_capture(tmp_path / "c.csv", cap)
     back = load_capture(tmp_path / "c.csv")
     assert back.n == cap.n and np.allclose(back.f_N, cap.f_N)

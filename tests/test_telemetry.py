@@ -14,7 +14,7 @@ import zmq
 from hapticam.cli import main
 from hapticam.devices.sim import SimParams, SimulatedDevice
 from hapticam.devices.users import press
-from hapticam.identify.capture import load_capture
+from hapticam.capture_io import load_capture
 from hapticam.models.files import load_model_only, save_model
 from hapticam.render.loop import LoopConfig
 from hapticam.render.recording import RECORD_COLUMNS, write_recording

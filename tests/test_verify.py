@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from hapticam.cli import main
-from hapticam.identify.capture import Capture, load_capture, save_capture
+from hapticam.capture import Capture
+from hapticam.capture_io import load_capture, save_capture
 from hapticam.identify.impedance_fit import identify_impedance
 from hapticam.models import SegmentedImpedance, position_table
 from hapticam.models.files import save_model
 from hapticam.render.verify import is_quasi_static, verify
-from hapticam.render.verify_features import Thresholds, compare_features, fx_curves, key_features
+from hapticam.render.verify.features import Thresholds, compare_features, fx_curves, key_features
 
 from conftest import SWITCH_DIR as SWITCHES
 from conftest import SWITCH_FILES as REAL

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from hapticam.errors import CaptureError
-from hapticam.identify.capture import Capture, detect_dropouts, load_capture, save_capture
+from hapticam.capture import Capture, detect_dropouts
+from hapticam.capture_io import load_capture, save_capture
 
 from conftest import SWITCH_DIR, SWITCH_FILES
 GOOD_HEADER = "t_s,x_m,force_N"
@@ -201,7 +202,7 @@ def test_bad_paths(tmp_path):
 
 
 def test_zip_bomb_is_refused_before_expanding(tmp_path, monkeypatch):
-    import hapticam.identify.capture as capture_mod
+    import hapticam.capture_io as capture_mod
 
     path = tmp_path / "bomb.npz"
     with open(path, "wb") as fh:

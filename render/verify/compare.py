@@ -8,7 +8,7 @@ and compares it with the captured force:
 - fit (seed 003 eq. 53), RMS and max error, overall and per direction of travel;
 - force-displacement curves per direction and the energy dissipated per cycle;
 - the features a person feels on a key and a perceptual verdict for each
-  (:mod:`hapticam.render.verify_features`).
+  (:mod:`hapticam.render.verify.features`).
 
 Replay details, all reported in the result:
 
@@ -36,14 +36,14 @@ import numpy as np
 from hapticam.devices.sim import SimParams
 from hapticam.devices.users import position_user
 from hapticam.errors import UsageError
-from hapticam.identify.capture import Capture
+from hapticam.capture import Capture
 from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import prepare
 from hapticam.models.base import Model
 from hapticam.models.kernels import model_force
 from hapticam.render.loop import LoopConfig, RenderResult, run_simulated
 from hapticam.render.safety import SafetyConfig
-from hapticam.render.verify_features import (FeatureReport, FxCurves, Thresholds, compare_features, fx_curves,
+from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds, compare_features, fx_curves,
                                              key_features)
 
 PROBE_STIFFNESS_N_PER_M = 1.0e6

@@ -8,12 +8,13 @@ import math
 from pathlib import Path
 
 from hapticam.errors import UsageError
-from hapticam.render.verify_features import POSITION_JND_M, Thresholds
+from hapticam.fileio import json_safe
+from hapticam.render.verify.features import POSITION_JND_M, Thresholds
 
 EXIT_FAILED = 1
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
     """Add ``hapticam verify``."""
     p = sub.add_parser(
         "verify", help="replay a capture's probe trajectory on the rendered model and compare forces",
@@ -49,10 +50,10 @@ def _positive(name: str, value: float) -> float:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from hapticam.identify.capture import load_capture
+    from hapticam.capture_io import load_capture
     from hapticam.models.files import load_model_only
-    from hapticam.render.verify import verify
-    from hapticam.render.verify_report import write_figure, write_json
+    from hapticam.render.verify.compare import verify
+    from hapticam.render.verify.report import write_figure, write_json
 
     th = Thresholds(fit_percent=args.fit_threshold, force_weber=_positive("--force-weber", args.force_weber),
                     force_floor_N=_positive("--force-floor", args.force_floor),
@@ -77,7 +78,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         write_json(report_dir / "verify.json", data)
         write_figure(report_dir / "verify.png", result)
     if args.json:
-        print(json.dumps(data, indent=2, default=float))
+        print(json.dumps(json_safe(data), indent=2))
     else:
         print(summary_table(result))
         if report_dir is not None:

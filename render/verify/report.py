@@ -14,23 +14,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hapticam.errors import HapticError
-from hapticam.models.files import atomic_write_bytes
+from hapticam.fileio import atomic_write_bytes, json_safe
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hapticam.render.verify import VerifyResult
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+    from hapticam.render.verify.compare import VerifyResult
 
 
 def write_json(path: str | os.PathLike[str], data: dict[str, Any]) -> None:
     """Write ``data`` as indented JSON, atomically."""
-    atomic_write_bytes(path, (json.dumps(data, indent=2, default=_json_default) + "\n").encode())
+    atomic_write_bytes(path, (json.dumps(json_safe(data), indent=2) + "\n").encode())
 
 
 def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:

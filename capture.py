@@ -1,0 +1,213 @@
+"""The capture: what a probe records of an object, and what a recording of a rendered object looks like.
+
+A :class:`Capture` holds SI arrays ``t_s`` (s), ``x_m`` (m), ``f_N`` (N), optional ``v_mps`` (m/s) and
+``a_mps2`` (m/s^2), free-form metadata and the indices of detected sensor dropouts (seed 001 section
+3.1). Files are read and written by :mod:`hapticam.capture_io`.
+
+Validation
+----------
+Every problem raises :class:`~hapticam.errors.CaptureError` with one message naming the capture and what
+is wrong: NaN/inf, non-increasing or duplicated time, too few samples, no motion, a sample rate too
+irregular to differentiate.
+
+Dropouts
+--------
+Load-cell ADCs such as the HX711 occasionally return one wrong reading (bluepylons' switch tester
+reports ~-2 N spikes). :func:`detect_dropouts` flags isolated samples far outside the range of their
+neighbours; they are counted in ``Capture.dropouts`` and excluded from fitting and from fit metrics
+(``Capture.valid``), never silently kept. Steps such as a tactile click drop are not flagged: the
+sample after a step lies inside the range spanned by its neighbours on both sides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hapticam.errors import CaptureError
+
+MAX_SAMPLES = 50_000_000
+MIN_SAMPLES = 20
+#: the 99th percentile of |dt / median(dt) - 1| above which differentiation is refused
+MAX_DT_JITTER = 0.5
+
+@dataclass
+class Capture:
+    """One probe capture in SI units (validate with :meth:`validate`, build with :meth:`from_arrays`).
+
+    Attributes
+    ----------
+    t_s, x_m, f_N : numpy.ndarray
+        Time (s, strictly increasing), position (m, +x into the object), force the probe applies (N).
+    v_mps, a_mps2 : numpy.ndarray or None
+        Measured velocity (m/s) and acceleration (m/s^2), if the probe recorded them.
+    metadata : dict
+        ``key: value`` metadata (source, sample rate, ...), plus ``units`` (the file's column units).
+    notes : list of str
+        Free-form comment lines and loader remarks (ignored columns).
+    name : str
+        Display name (file path or ``<arrays>``).
+    sha256 : str or None
+        SHA-256 of the file's bytes, for provenance.
+    dropouts : numpy.ndarray
+        Indices of samples detected as sensor dropouts (excluded from fits and metrics).
+    """
+
+    t_s: np.ndarray
+    x_m: np.ndarray
+    f_N: np.ndarray
+    v_mps: np.ndarray | None = None
+    a_mps2: np.ndarray | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    name: str = "<arrays>"
+    sha256: str | None = None
+    dropouts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @classmethod
+    def from_arrays(cls, t_s: Any, x_m: Any, f_N: Any, v_mps: Any = None, a_mps2: Any = None, *,
+                    metadata: dict[str, Any] | None = None, notes: list[str] | None = None,
+                    name: str = "<arrays>", sha256: str | None = None,
+                    detect: bool = True) -> "Capture":
+        """Build, validate and (with ``detect``) scan for force dropouts."""
+        cap = cls(_as_1d(name, "t_s", t_s), _as_1d(name, "x_m", x_m), _as_1d(name, "force_N", f_N),
+                  None if v_mps is None else _as_1d(name, "v_mps", v_mps),
+                  None if a_mps2 is None else _as_1d(name, "a_mps2", a_mps2),
+                  dict(metadata or {}), list(notes or []), name, sha256)
+        cap.validate()
+        if detect:
+            cap.dropouts = detect_dropouts(cap.f_N)
+        return cap
+
+    # -- derived ------------------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of samples."""
+        return int(self.t_s.size)
+
+    @property
+    def dt_s(self) -> float:
+        """Median sample interval (s)."""
+        return float(np.median(np.diff(self.t_s)))
+
+    @property
+    def sample_rate_hz(self) -> float:
+        """Sample rate from the median interval (Hz)."""
+        return 1.0 / self.dt_s
+
+    @property
+    def valid(self) -> np.ndarray:
+        """Boolean mask: True for samples that are not dropouts."""
+        mask = np.ones(self.n, dtype=bool)
+        mask[self.dropouts] = False
+        return mask
+
+    def describe(self) -> str:
+        """One line: samples, duration, rate, travel, force range, dropouts."""
+        return (f"{self.name}: {self.n} samples over {self.t_s[-1] - self.t_s[0]:.3g} s at "
+                f"{self.sample_rate_hz:.4g} Hz, x {1e3 * self.x_m.min():.4g} to {1e3 * self.x_m.max():.4g} mm, "
+                f"force {self.f_N[self.valid].min():.4g} to {self.f_N[self.valid].max():.4g} N, "
+                f"{self.dropouts.size} dropout(s) excluded")
+
+    # -- validation ---------------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Check shapes, finiteness, time order, sample count, motion and sample-rate regularity."""
+        name = self.name
+        arrays = {"t_s": self.t_s, "x_m": self.x_m, "force_N": self.f_N, "v_mps": self.v_mps,
+                  "a_mps2": self.a_mps2}
+        n = self.t_s.size
+        for col, arr in arrays.items():
+            if arr is None:
+                continue
+            if arr.ndim != 1:
+                raise CaptureError(f"{name}: column {col} must be 1-D, got shape {arr.shape}")
+            if arr.size != n:
+                raise CaptureError(f"{name}: column {col} has {arr.size} samples, t_s has {n}")
+            bad = np.flatnonzero(~np.isfinite(arr))
+            if bad.size:
+                raise CaptureError(f"{name}: column {col} sample {int(bad[0])}: value {arr[bad[0]]} is not "
+                                   f"finite ({bad.size} such sample(s))")
+        if n < MIN_SAMPLES:
+            raise CaptureError(f"{name}: only {n} samples; at least {MIN_SAMPLES} are needed")
+        if n > MAX_SAMPLES:
+            raise CaptureError(f"{name}: {n} samples exceed the limit of {MAX_SAMPLES}")
+        dt = np.diff(self.t_s)
+        bad = np.flatnonzero(dt <= 0)
+        if bad.size:
+            i = int(bad[0]) + 1
+            what = "duplicated" if dt[bad[0]] == 0 else "decreasing"
+            raise CaptureError(f"{name}: time is {what} at sample {i} (t_s {self.t_s[i - 1]!r} then "
+                               f"{self.t_s[i]!r}); time must increase strictly")
+        med = float(np.median(dt))
+        jitter = float(np.percentile(np.abs(dt / med - 1.0), 99))
+        if jitter > MAX_DT_JITTER:
+            raise CaptureError(f"{name}: sample times too irregular to differentiate (1 % of intervals "
+                               f"deviate from the median {med:.4g} s by more than {100 * jitter:.0f} %); "
+                               f"resample the capture to a uniform rate first")
+        span = float(self.x_m.max() - self.x_m.min())
+        if not span > 1e-9:
+            raise CaptureError(f"{name}: no motion (position spans {span:.3g} m); nothing to identify")
+
+    def subset(self, mask: np.ndarray) -> dict[str, np.ndarray]:
+        """Arrays restricted to ``mask`` (keys ``t_s, x_m, f_N`` and, if present, ``v_mps, a_mps2``)."""
+        out = {"t_s": self.t_s[mask], "x_m": self.x_m[mask], "f_N": self.f_N[mask]}
+        if self.v_mps is not None:
+            out["v_mps"] = self.v_mps[mask]
+        if self.a_mps2 is not None:
+            out["a_mps2"] = self.a_mps2[mask]
+        return out
+
+
+def _as_1d(name: str, col: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise CaptureError(f"{name}: column {col}: expected numbers") from None
+    if arr.ndim != 1:
+        raise CaptureError(f"{name}: column {col} must be 1-D, got shape {arr.shape}")
+    return arr
+
+
+# -- dropouts ---------------------------------------------------------------------------------------
+def noise_scale(f: np.ndarray) -> float:
+    """Robust white-noise standard deviation of ``f`` from its second differences.
+
+    For white noise of deviation s, ``f[i+1] - 2 f[i] + f[i-1]`` has deviation ``s sqrt(6)``; the
+    median absolute value of a normal variable is 0.6745 of its deviation (MAD estimator).
+    """
+    if f.size < 3:
+        return 0.0
+    d2 = np.diff(f, 2)
+    return float(np.median(np.abs(d2)) / 0.6745 / np.sqrt(6.0))
+
+
+def detect_dropouts(f_N: np.ndarray, *, half_window: int = 5, noise_multiple: float = 20.0,
+                    range_fraction: float = 0.05) -> np.ndarray:
+    """Indices of isolated samples far outside the range of their neighbours (sensor dropouts).
+
+    For each sample, the neighbours within ``half_window`` samples on either side (itself excluded)
+    give a trimmed range ``[lo, hi]`` (second smallest to second largest, so a second dropout nearby
+    does not widen it). The sample is a dropout if it lies below ``lo`` or above ``hi`` by more than
+    ``max(hi - lo, noise_multiple * noise, range_fraction * (p99 - p1))``, where ``noise`` is
+    :func:`noise_scale` and ``p1, p99`` the force's percentiles. A step (click drop) is not flagged: a
+    sample next to it lies inside the range spanned by its neighbours. A monotone ramp is not flagged.
+    """
+    f = np.asarray(f_N, dtype=np.float64)
+    n = f.size
+    if n < 2 * half_window + 1:
+        return np.zeros(0, dtype=np.int64)
+    w = half_window
+    # neighbours of i: f[i-w .. i-1] and f[i+1 .. i+w], padded by edge reflection of the window
+    padded = np.concatenate([f[w:0:-1], f, f[-2:-w - 2:-1]])
+    offsets = [o for o in range(-w, w + 1) if o != 0]
+    neigh = np.stack([padded[w + o: w + o + n] for o in offsets], axis=1)
+    neigh.sort(axis=1)
+    lo = neigh[:, 1]
+    hi = neigh[:, -2]
+    p1, p99 = np.percentile(f, [1, 99])
+    floor = max(noise_multiple * noise_scale(f), range_fraction * float(p99 - p1))
+    margin = np.maximum(hi - lo, floor)
+    flagged = (f < lo - margin) | (f > hi + margin)
+    return np.flatnonzero(flagged).astype(np.int64)

@@ -1,0 +1,125 @@
+"""File helpers every floor uses: atomic writes, size-limited reads, JSON-safe conversion.
+
+- :func:`atomic_write` / :func:`atomic_write_bytes`: write through a temporary file in the destination's
+  folder, ``fsync``, then ``os.replace``; on any failure the temporary file is removed and the destination
+  is untouched (never half-written). The new file's permissions follow the process umask, as for any file
+  created with ``open()`` (``mkstemp`` alone would leave every output at 0600).
+- :func:`read_limited`: read a whole regular file of at most ``limit`` bytes, with one clear error for a
+  missing file, a folder, an oversize or an empty file.
+- :func:`json_safe`: numpy scalars and arrays to Python numbers and lists, non-finite floats to ``None``,
+  tuples to lists, keys to strings, anything else to its ``str``; the result always passes ``json.dumps``.
+
+Errors are raised as the caller's :class:`~hapticam.errors.HapticError` subclass (``error=``), so a
+capture reader raises ``CaptureError`` and a model reader ``ModelFileError`` with the same wording.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO, Any, Callable
+
+from hapticam.errors import HapticError
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask (read by setting and restoring it, under a lock)."""
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any], *,
+                 error: type[HapticError] = HapticError) -> None:
+    """Call ``write(fh)`` on a temporary binary file beside ``path``, then rename it onto ``path``.
+
+    Raises ``error`` (with the path and the reason) when the folder does not exist or the write fails.
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise error(f"{target}: folder {folder} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise error(f"{target}: cannot write ({exc.strerror or exc})") from exc
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~current_umask())
+        os.replace(tmp, target)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise error(f"{target}: cannot write ({exc.strerror or exc})") from exc
+        raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *,
+                       error: type[HapticError] = HapticError) -> None:
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_write`)."""
+    atomic_write(path, lambda fh: fh.write(data), error=error)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *,
+                      error: type[HapticError] = HapticError) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically (see :func:`atomic_write`)."""
+    atomic_write_bytes(path, text.encode("utf-8"), error=error)
+
+
+def read_limited(path: str | os.PathLike[str], limit: int, *, error: type[HapticError] = HapticError,
+                 what: str = "file") -> bytes:
+    """Read the whole file at ``path`` (at most ``limit`` bytes) or raise ``error`` with one clear line."""
+    text = os.fspath(path)
+    p = Path(text)
+    try:
+        if p.is_dir():
+            raise error(f"{text}: is a directory, not a {what}")
+        size = p.stat().st_size
+        if size > limit:
+            raise error(f"{text}: file is {size} bytes, over the {_mib(limit)} limit")
+        with open(p, "rb") as fh:
+            data = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise error(f"{text}: no such file") from None
+    except HapticError:
+        raise
+    except OSError as exc:
+        raise error(f"{text}: cannot read ({exc.strerror or exc})") from exc
+    if len(data) > limit:
+        raise error(f"{text}: file is over the {_mib(limit)} limit")
+    if not data:
+        raise error(f"{text}: file is empty (an empty file holds no {what})")
+    return data
+
+
+def _mib(n: int) -> str:
+    return f"{n // 2**20} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def json_safe(value: Any) -> Any:
+    """A copy of ``value`` that ``json.dumps`` accepts: numbers, strings, bools, None, lists, dicts."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # numpy arrays and scalars
+        return json_safe(value.tolist())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return str(value)
