@@ -31,7 +31,8 @@ from hapticam.models.hybrid_key import HybridKey
 from hapticam.models.impedance import SegmentedImpedance
 from hapticam.models.kernels import model_force
 from hapticam.render.layout import K_SLOT, K_SLEN0
-from hapticam.render.loop import LoopConfig, RenderResult, ServoLoop
+from hapticam.render.loop import LoopConfig, ServoLoop
+from hapticam.render.result import RenderResult
 
 RATE_HZ = 1000
 FPS = 60

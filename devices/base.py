@@ -1,18 +1,34 @@
-"""The device interface every adapter implements (simulator now, hardware adapters later).
+"""The device interface every adapter implements: the simulator, hardware adapters, remote devices.
 
 Shaped after python-can's ``BusABC``: the base class owns the shared logic (open/close bookkeeping,
 idempotent ``close()``, context manager, force clamping to the specification, error wrapping) and an
 adapter overrides the small ``_open``/``_close``/``_read``/``_write`` methods.
 
-Two ways a device feeds the servo loop (see :mod:`hapticam.render.loop`):
+What a device hands the servo loop
+----------------------------------
+:meth:`Device.servo_binding` returns a :class:`ServoBinding`: two numba-compiled functions and the
+arrays they work on. The loop (:mod:`hapticam.render.servo`) compiles them into its tick the way it
+compiles the model's force kernel, so nothing of Python runs per tick:
 
-- *polled*: the loop's own timed thread reads and writes the device each tick from compiled code.
-  The simulator does this with numba functions over its state arrays (``servo_binding()``); a serial
-  device would expose numba-callable read/write the same way.
-- *callback*: the device's own scheduler calls a C callback each tick (OpenHaptics'
-  ``hdScheduleAsynchronous``); the loop supplies the step as a numba ``cfunc``
-  (:func:`hapticam.render.servo.ServoKernels.make_callback`) and the adapter exchanges position and force
-  with it through the loop's I/O block.
+- ``sense(state, io) -> status``: read the device and fill the I/O block: ``io[IO_X]`` position (m),
+  ``io[IO_V]``/``io[IO_HAS_V]`` velocity if measured, ``io[IO_SEQ]`` a counter that advances with each
+  fresh sample (unchanged means stale: the watchdog zeroes force), ``io[IO_T]`` the sample time (s), and
+  ``io[IO_AUX0]``/``io[IO_AUX1]`` two device diagnostics recorded with every tick.
+- ``actuate(state, io, dt_s) -> status``: command ``io[IO_FORCE]`` (N, model force along +x; the handle
+  feels ``-io[IO_FORCE]``). A simulated device also advances its physics by ``dt_s``; ``dt_s = 0`` is the
+  loop's last call (with zero force) when it stops.
+
+What a device may do per tick: arithmetic, non-blocking I/O on descriptors it opened before the loop
+started, calls into a C library; never allocate, block, raise, or touch a Python object.
+
+How it reports a fault: the status both functions return. ``STATUS_OK`` (0) is a good tick; a positive
+code is a recoverable fault (this tick's force is zeroed, the event ``device-error`` is logged with the
+code and counted, the loop goes on); a negative code is fatal (zero force, the loop stops with the
+fault ``device-fault`` and the code in its event log).
+
+``ServoBinding.simulated`` says whether the device's clock is the loop's (it advances by ``dt_s`` in
+``actuate``), so the loop may run it faster than real time (``--simulated-clock``); hardware runs only
+in real time.
 
 Python-level ``read()``/``write()`` are for setup, diagnostics and tests, never for the 1 kHz path.
 """
@@ -20,7 +36,7 @@ Python-level ``read()``/``write()`` are for setup, diagnostics and tests, never 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 from hapticam.errors import DeviceError
 
@@ -37,6 +53,21 @@ IO_FORCE_CMD = 6  # model force before the safety layer (N), for the record
 IO_AUX0 = 7       # device-specific diagnostics recorded with each tick (simulator: true position, m)
 IO_AUX1 = 8       # (simulator: force the user applies to the handle, N)
 IO_SIZE = 9
+
+STATUS_OK = 0  # sense/actuate: a good tick (> 0 recoverable fault code, < 0 fatal fault code)
+
+
+class ServoBinding(NamedTuple):
+    """What a device hands the servo loop (see the module docstring).
+
+    ``sense(state, io) -> int`` and ``actuate(state, io, dt_s) -> int`` are numba ``njit(nogil=True)``
+    functions; ``state`` is the tuple of arrays they receive; ``simulated`` is True when the device's
+    clock is the loop's (it may run faster than real time)."""
+
+    sense: Callable
+    actuate: Callable
+    state: tuple
+    simulated: bool
 
 
 @dataclass(frozen=True)
@@ -160,6 +191,21 @@ class Device:
         except Exception as exc:
             raise DeviceError(f"{self.spec.name}: write failed: {exc}") from exc
         return f
+
+    @classmethod
+    def from_options(cls, address: str, **options: Any) -> "Device":
+        """Create the adapter from the command line's ``--device NAME[:ADDRESS]`` and the render options
+        (``user``: the simulated user, ``seed``: simulator noise seed; adapters ignore what they do not
+        use). The default takes no address."""
+        if address:
+            raise DeviceError(f"device {cls.__name__} takes no address (got {address!r})")
+        return cls()
+
+    def servo_binding(self) -> ServoBinding:
+        """The compiled functions and arrays the servo loop drives this device with (see module docstring).
+
+        Adapters that can run in the servo loop override this; the default refuses clearly."""
+        raise DeviceError(f"{self.spec.name}: this device cannot be driven by the servo loop")
 
     def _require_open(self) -> None:
         if not self._open_flag:

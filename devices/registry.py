@@ -42,3 +42,10 @@ def device_class(name: str) -> type[Device]:
 def open_device(name: str, **kwargs: Any) -> Device:
     """Create the named adapter with ``kwargs`` and open it."""
     return device_class(name)(**kwargs).open()
+
+
+def device_from_spec(spec: str, **options: Any) -> Device:
+    """Create (not open) the adapter for a ``--device`` value ``NAME[:ADDRESS]`` (e.g. ``sim``,
+    ``serial:/dev/ttyACM0``) with the render options (see :meth:`Device.from_options`)."""
+    name, _, address = str(spec).partition(":")
+    return device_class(name).from_options(address, **options)

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
 
-from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_HAS_V, IO_SEQ, IO_SIZE, IO_T, IO_V, IO_X, Device,
-                                   DeviceSpec, DeviceState)
+from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_HAS_V, IO_SEQ, IO_SIZE, IO_T, IO_V, IO_X,
+                                   STATUS_OK, Device, DeviceSpec, DeviceState, ServoBinding)
 from hapticam.devices.users import MODE_FORCE, User
+from hapticam.errors import DeviceError
 
 # Layout of the simulator's float64 state array.
 D_M = 0           # handle mass (kg)
@@ -185,11 +187,26 @@ def sim_advance(dev, utab, force, dt):
     dev[D_T] = t_start + dt
 
 
+@njit(cache=True, nogil=True)
+def sim_binding_sense(state, io):
+    """The servo binding's ``sense``: ``state`` is ``(dev, utab, rng)``."""
+    sim_sense(state[0], state[2], io)
+    return STATUS_OK
+
+
+@njit(cache=True, nogil=True)
+def sim_binding_actuate(state, io, dt):
+    """The servo binding's ``actuate``: hold ``io[IO_FORCE]`` for ``dt`` seconds of simulated physics."""
+    sim_advance(state[0], state[1], io[IO_FORCE], dt)
+    return STATUS_OK
+
+
 # -- Python adapter -----------------------------------------------------------------------------------------
 class SimulatedDevice(Device):
     """The simulated device behind the :class:`Device` interface.
 
-    ``servo_binding()`` hands the compiled loop the state array, the user table and the random state;
+    ``servo_binding()`` hands the compiled loop its sense/actuate pair over the state array, the user table
+    and the random state;
     ``read()``/``write()``/``step()`` drive the same arrays from Python (tests, diagnostics).
     """
 
@@ -240,9 +257,22 @@ class SimulatedDevice(Device):
         self.rng[0] = np.uint64(self.seed & 0xFFFFFFFFFFFFFFFF)
         self._force = 0.0
 
-    def servo_binding(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Arrays the compiled loop steps: ``(dev, utab, rng)``."""
-        return self.dev, self.utab, self.rng
+    @classmethod
+    def from_options(cls, address: str, **options: Any) -> "SimulatedDevice":
+        """``--device sim``: the default simulated device with the render's scripted user and noise seed."""
+        if address:
+            raise DeviceError(f"device sim takes no address (got {address!r})")
+        return cls(user=options.get("user"), seed=int(options.get("seed", 0)))
+
+    def servo_binding(self) -> ServoBinding:
+        """The compiled sense/actuate pair over ``(dev, utab, rng)``; the simulator runs on the loop's clock."""
+        return ServoBinding(sim_binding_sense, sim_binding_actuate, (self.dev, self.utab, self.rng), True)
+
+    def hold_user_at(self, x_m: float) -> None:
+        """Make the scripted user hold the handle at ``x_m`` (m) from now on, through its spring and damper
+        (every row of the user table; the interactive windows move the finger this way)."""
+        self.utab[:, 0] = float(x_m)
+        self.utab[:, 1] = 0.0
 
     @property
     def t_s(self) -> float:

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from hapticam.devices.base import IO_FORCE, IO_SIZE, IO_X
-from hapticam.devices.sim import SimulatedDevice, sim_advance, sim_sense
+from hapticam.devices.registry import open_device
 from hapticam.devices.users import press
 from hapticam.models.kernels import model_force
 from hapticam.render.clock import now_ns, request_realtime
@@ -78,7 +78,7 @@ def _summary(lateness_ns: np.ndarray | None, hist: np.ndarray | None, missed: in
 
 def run_hapticam(model: Any, seconds: float, rate_hz: float = 1000.0) -> dict[str, Any]:
     """Our loop in real time for ``seconds``; lateness percentiles from its histogram."""
-    dev = SimulatedDevice(user=press(0.0037, 1.0).repeating())
+    dev = open_device("sim", user=press(0.0037, 1.0).repeating())
     loop = ServoLoop(model, dev, LoopConfig(rate_hz=rate_hz))
     loop.start(seconds)
     loop.wait()
@@ -94,8 +94,7 @@ def run_python(model: Any, seconds: float, rate_hz: float = 1000.0) -> dict[str,
     grid = np.linspace(-0.002, 0.006, 4001)
     table = np.array([model_force(c.params, c.reset_state(), float(x), 0.0, 0.0, 1e-3) for x in grid])
     b_visc = 0.02
-    dev = SimulatedDevice(user=press(0.0037, 1.0).repeating())
-    d, utab, rng = dev.servo_binding()
+    binding = open_device("sim", user=press(0.0037, 1.0).repeating()).servo_binding()
     io = np.zeros(IO_SIZE)
     n = int(round(seconds * rate_hz))
     period_ns = int(round(1e9 / rate_hz))
@@ -116,7 +115,7 @@ def run_python(model: Any, seconds: float, rate_hz: float = 1000.0) -> dict[str,
                 time.sleep(wait * 1e-9)
             start = time.perf_counter_ns()
             lateness[k] = max(start - deadline, 0)
-            sim_sense(d, rng, io)
+            binding.sense(binding.state, io)
             x = io[IO_X]
             if x_prev is not None:
                 v += 0.7 * ((x - x_prev) / dt - v)
@@ -124,7 +123,7 @@ def run_python(model: Any, seconds: float, rate_hz: float = 1000.0) -> dict[str,
             f = float(np.interp(x, grid, table)) + b_visc * v     # NumPy evaluation of the model
             f = min(max(f, -8.0), 8.0)
             io[IO_FORCE] = f
-            sim_advance(d, utab, f, dt)
+            binding.actuate(binding.state, io, dt)
             k += 1
             deadline += period_ns
             end = time.perf_counter_ns()

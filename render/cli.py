@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                                    "statistics and safety interventions at the end; Ctrl-C stops with zero "
                                    "force and a complete recording.")
     p.add_argument("model", help="model file (.yaml/.msgpack) or example:NAME")
-    p.add_argument("--device", default="sim", help="device adapter (default: sim)")
+    p.add_argument("--device", default="sim", metavar="NAME[:ADDRESS]",
+                   help="device adapter, e.g. sim (default); 'hapticam devices' lists them")
     p.add_argument("--rate", type=float, default=1000.0, help="servo rate in Hz, 100-10000 (default 1000)")
     p.add_argument("--duration", type=float, default=None,
                    help="seconds to run (default: until Ctrl-C in real time, 2 s on the simulated clock)")
@@ -65,8 +66,7 @@ def _positive(name: str, value: float | None) -> None:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from hapticam.devices.registry import device_class
-    from hapticam.devices.sim import SimulatedDevice
+    from hapticam.devices.registry import device_from_spec
     from hapticam.devices.users import make_user
     from hapticam.models.files import load_model_only
     from hapticam.render.loop import LoopConfig
@@ -78,16 +78,16 @@ def _cmd_render(args: argparse.Namespace) -> int:
     _positive("--max-force", args.max_force)
     config = LoopConfig(rate_hz=args.rate).checked()
     model = load_model_only(args.model)
-    cls = device_class(args.device)
-    if not issubclass(cls, SimulatedDevice):
-        raise UsageError(f"--device {args.device}: only simulated devices can be rendered on in this version")
     if args.duration is None and not args.realtime:
         args.duration = 2.0
     user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
-    device = cls(user=user, seed=args.seed)
+    device = device_from_spec(args.device, user=user, seed=args.seed)
     safety = SafetyConfig(max_force_N=args.max_force, passivity=args.passivity)
     n = None if args.realtime else int(round(args.duration * config.rate_hz))
     with device:
+        if not args.realtime and not device.servo_binding().simulated:
+            raise UsageError(f"--device {args.device}: --simulated-clock needs a simulated device; "
+                             "hardware runs in real time")
         session = RenderSession(model, device, config, safety, record=args.record, telemetry=args.telemetry,
                                 control=args.control, simulated_ticks=n,
                                 metadata={"source": "hapticam render", "model": args.model,

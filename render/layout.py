@@ -89,8 +89,11 @@ R_FLAGS = 5          # model flags (bits 0-7) | safety bits (1 << (8 + code))
 R_LATE = 6           # tick-start lateness (us; 0 on the simulated clock)
 R_AUX0 = 7           # device diagnostic 0 (simulator: true position, m)
 R_AUX1 = 8           # device diagnostic 1 (simulator: user force on the handle, N)
-RING_COLS = 9
-RING_NAMES = ("t_s", "x_m", "v_mps", "force_cmd_N", "force_N", "flags", "lateness_us", "aux0", "aux1")
+R_DIAG0 = 9          # model diagnostic 0 (hapticam.models.kernels.model_diag; e.g. hybrid key: hammer position)
+R_DIAG1 = 10         # model diagnostic 1
+RING_COLS = 11
+RING_NAMES = ("t_s", "x_m", "v_mps", "force_cmd_N", "force_N", "flags", "lateness_us", "aux0", "aux1",
+              "model_diag0", "model_diag1")
 
 # -- lateness histogram ------------------------------------------------------------------------------
 HIST_BIN_NS = 100
@@ -108,10 +111,14 @@ EV_RAMP = 8          # ramp-in (re)started
 EV_SWAP = 9          # model swapped at a tick boundary
 EV_SET_PARAM = 10    # parameters replaced, state kept
 EV_STOP = 11         # loop stopped (value: fault code or 0)
-N_EVENTS = 12
+EV_DEVICE_ERROR = 12  # the device reported a recoverable fault (value: its code): force zeroed this tick
+EV_DEVICE_FAULT = 13  # the device reported a fatal fault (value: its code): zero force, loop stopped
+N_EVENTS = 14
 EVENT_NAMES = {EV_NAN: "nan", EV_SATURATION: "saturation", EV_RATE: "rate-limit", EV_STALE: "stale-device",
                EV_OVERRUN: "overrun", EV_WORKSPACE: "workspace", EV_PASSIVITY: "passivity",
-               EV_RAMP: "ramp-in", EV_SWAP: "model-swap", EV_SET_PARAM: "set-param", EV_STOP: "stop"}
+               EV_RAMP: "ramp-in", EV_SWAP: "model-swap", EV_SET_PARAM: "set-param", EV_STOP: "stop",
+               EV_DEVICE_ERROR: "device-error", EV_DEVICE_FAULT: "device-fault"}
 SAFETY_FLAG_SHIFT = 8
 #: Events that are interventions of the safety layer (counted per tick in K_COUNT0 + code).
-INTERVENTIONS = (EV_NAN, EV_SATURATION, EV_RATE, EV_STALE, EV_OVERRUN, EV_WORKSPACE, EV_PASSIVITY)
+INTERVENTIONS = (EV_NAN, EV_SATURATION, EV_RATE, EV_STALE, EV_OVERRUN, EV_WORKSPACE, EV_PASSIVITY,
+                 EV_DEVICE_ERROR, EV_DEVICE_FAULT)

@@ -18,30 +18,32 @@ real-time lateness is measured and reported but does not feed the physics.
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
-from hapticam.devices.base import IO_SIZE
-from hapticam.devices.sim import SimParams, SimulatedDevice
+from hapticam.devices.base import IO_SIZE, Device
+from hapticam.devices.registry import open_device
 from hapticam.devices.users import User, make_user, position_user
-from hapticam.errors import ControlError, RenderError, UsageError
+from hapticam.errors import ControlError, ModelValidationError, RenderError, UsageError
 from hapticam.models.base import CompiledModel, Model
+from hapticam.models.edit import set_path
 from hapticam.render.clock import request_realtime
 from hapticam.render.layout import (C_ALPHA_MAX, C_DF_MAX, C_DT, C_F_MAX, C_MAX_TICKS, C_OVERRUN_TICKS,
                                     C_PASSIVITY, C_PERIOD_NS, C_PO_VMIN, C_PROXY_B, C_PROXY_K, C_PROXY_M,
                                     C_PROXY_SUB, C_RAMP_S, C_SPIN_NS, C_STALE_TICKS, C_STOP_ON_NAN,
                                     C_VEL_BETA, C_WS_HI, C_WS_LO, CFG_SIZE, CTL_SIZE, EV_RAMP, HIST_BINS,
-                                    K_PLEN0, K_RUNNING, K_SLEN0, K_SLOT, K_STOP, K_SWAP, K_TICK, R_AUX0,
-                                    R_AUX1, R_F, R_FCMD, R_FLAGS, R_LATE, R_T, R_V, R_X, RING_COLS,
-                                    SAFETY_FLAG_SHIFT, SRV_SIZE, SWAP_MODEL, SWAP_PARAMS)
+                                    K_PLEN0, K_RUNNING, K_SLEN0, K_SLOT, K_STOP, K_SWAP, K_TICK, RING_COLS,
+                                    SRV_SIZE, SWAP_MODEL, SWAP_PARAMS)
+from hapticam.render.result import RenderResult, TickReader, TickSnapshot
 from hapticam.render.safety import SafetyConfig, log_event
-from hapticam.render.servo import ServoKernels, default_servo, velocity_beta
+from hapticam.render.servo import ServoKernels, servo_for, velocity_beta
 from hapticam.render.stats import LoopStats, SafetyEvent, loop_stats, read_events
 
 MIN_RATE_HZ = 100.0
@@ -88,104 +90,36 @@ class LoopConfig:
         return self
 
 
-@dataclass
-class RenderResult:
-    """Per-tick arrays of a run plus its statistics and safety events.
-
-    ``force_N`` is what was written to the device (after safety), ``force_cmd_N`` what the model asked
-    for; ``flags`` holds model flags in bits 0-7 and safety bits ``1 << (8 + code)`` above;
-    ``x_true_m``/``user_force_N`` are the simulator's true handle position and the user's force.
-    """
-
-    t_s: np.ndarray
-    x_m: np.ndarray
-    v_mps: np.ndarray
-    force_cmd_N: np.ndarray
-    force_N: np.ndarray
-    flags: np.ndarray
-    lateness_us: np.ndarray
-    x_true_m: np.ndarray
-    user_force_N: np.ndarray
-    stats: LoopStats
-    events: list[SafetyEvent] = field(default_factory=list)
-    lost_ticks: int = 0
-
-    @classmethod
-    def from_rows(cls, rows: np.ndarray, stats: LoopStats, events: list[SafetyEvent], lost: int = 0
-                  ) -> "RenderResult":
-        return cls(t_s=rows[:, R_T].copy(), x_m=rows[:, R_X].copy(), v_mps=rows[:, R_V].copy(),
-                   force_cmd_N=rows[:, R_FCMD].copy(), force_N=rows[:, R_F].copy(),
-                   flags=rows[:, R_FLAGS].astype(np.int64), lateness_us=rows[:, R_LATE].copy(),
-                   x_true_m=rows[:, R_AUX0].copy(), user_force_N=rows[:, R_AUX1].copy(),
-                   stats=stats, events=events, lost_ticks=lost)
-
-    @property
-    def model_flags(self) -> np.ndarray:
-        """Model mode/event flags (bits 0-7)."""
-        return self.flags & ((1 << SAFETY_FLAG_SHIFT) - 1)
-
-    @property
-    def safety_flags(self) -> np.ndarray:
-        """Safety interventions per tick: bit ``code`` set when event ``code`` acted."""
-        return self.flags >> SAFETY_FLAG_SHIFT
-
-    def events_named(self, name: str) -> list[SafetyEvent]:
-        """The logged events called ``name`` (see :data:`hapticam.render.layout.EVENT_NAMES`)."""
-        return [e for e in self.events if e.name == name]
-
-
-class TickReader:
-    """Copies the ticks a loop has written since the last read (for telemetry, recording, results).
-
-    Rows the loop overwrote before they were read (the ring is ``ring_capacity`` ticks long) are counted
-    in ``lost``, never returned half-written.
-    """
-
-    def __init__(self, loop: "ServoLoop", start: int | None = None) -> None:
-        self.loop = loop
-        self.next = int(loop.ctl[K_TICK]) if start is None else int(start)
-        self.lost = 0
-
-    def read(self) -> tuple[int, np.ndarray]:
-        """Return ``(first_tick, rows)`` of the new ticks (rows is ``(n, RING_COLS)``, a copy)."""
-        ring, ctl = self.loop.ring, self.loop.ctl
-        n = ring.shape[0]
-        head = int(ctl[K_TICK])
-        start = max(self.next, head - n)
-        self.lost += start - self.next
-        rows = ring[np.arange(start, head) % n]
-        overwritten = int(ctl[K_TICK]) - n - start  # rows the loop reached while we copied
-        if overwritten > 0:
-            rows = rows[overwritten:]
-            self.lost += overwritten
-            start += overwritten
-        self.next = head
-        return start, rows
-
-
 class ServoLoop:
-    """One servo loop rendering ``model`` on ``device`` (a :class:`SimulatedDevice`).
+    """One servo loop rendering ``model`` on ``device`` (any :class:`~hapticam.devices.base.Device` whose
+    ``servo_binding()`` the loop compiles into its tick).
 
     Parameters
     ----------
     model : Model
         The model to render; swap it later with :meth:`load_model` or :meth:`set_parameter`.
-    device : SimulatedDevice
-        The device; its specification sets the safety limits.
+    device : Device
+        The device, open; its specification sets the safety limits. A device whose binding is
+        ``simulated`` may also run on the simulated clock (:meth:`run_simulated`).
     config : LoopConfig
         Rate (Hz, 100-10,000), filter cut-off, buffer sizes, proxy policy, scheduling.
     safety : SafetyConfig
         Safety-layer settings (defaults from the device specification).
     kernels : ServoKernels, optional
-        Compiled servo from :func:`~hapticam.render.servo.build_servo`; default: the model kernels.
+        Compiled servo from :func:`~hapticam.render.servo.build_servo` for this device's binding;
+        default: the model kernels (:func:`~hapticam.render.servo.servo_for`).
     """
 
-    def __init__(self, model: Model | CompiledModel, device: SimulatedDevice, config: LoopConfig | None = None,
+    def __init__(self, model: Model | CompiledModel, device: Device, config: LoopConfig | None = None,
                  safety: SafetyConfig | None = None, kernels: ServoKernels | None = None) -> None:
         self.config = (config or LoopConfig()).checked()
         self.safety = safety or SafetyConfig()
         self.device = device
-        self.kernels = kernels or default_servo()
+        binding = device.servo_binding()
+        self.kernels = kernels or servo_for(binding)
+        if (self.kernels.sense_fn, self.kernels.actuate_fn) != (binding.sense, binding.actuate):
+            raise RenderError(f"the servo kernels were compiled for another device than {device.spec.name!r}")
+        self.simulated = bool(binding.simulated)
         self.rate_hz = float(self.config.rate_hz)
         self.dt_s = 1.0 / self.rate_hz
         c = self.config
@@ -291,7 +225,11 @@ class ServoLoop:
         when its layout is unchanged. Returns the new model."""
         if not isinstance(self.model, Model):
             raise ControlError("set_param needs a model object, not a compiled model")
-        model = type(self.model).from_dict(_set_path(self.model.to_dict(), path, value))
+        try:
+            data = set_path(copy.deepcopy(self.model.to_dict()), path, value)
+        except ModelValidationError as exc:
+            raise ControlError(f"set_param: {exc}") from exc
+        model = type(self.model).from_dict(data)      # validated like a model file
         old = self.model.compile()
         new = model.compile()
         same = old.params.size == new.params.size and old.state0.size == new.state0.size
@@ -336,15 +274,18 @@ class ServoLoop:
             if duration_s is None:
                 raise UsageError("run_simulated needs duration_s or n_ticks")
             n_ticks = int(round(duration_s * self.rate_hz))
+        if not self.simulated:
+            raise RenderError(f"{self.device.spec.name}: a hardware device runs in real time only "
+                              "(no simulated clock)")
         self.clock = "simulated"
-        dev, utab, rng = self.device.servo_binding()
+        dstate = self.device.servo_binding().state
         reader = TickReader(self)
         chunk = max(1, self.ring.shape[0] // 2)
         parts = []
         remaining = n_ticks
         while remaining > 0 and self.ctl[K_STOP] == 0:
             ran = self.kernels.run_sim(min(chunk, remaining), self.io, self.cfg, self.ctl, self.srv, self.pbuf,
-                                       self.sbuf, self.ring, self.events, dev, utab, rng)
+                                       self.sbuf, self.ring, self.events, dstate)
             remaining -= ran
             first, rows = reader.read()
             parts.append(rows)
@@ -358,9 +299,8 @@ class ServoLoop:
     def finish_simulated(self) -> None:
         """Stop a simulated-clock run: zero force and the stop event, as the real-time loop does."""
         self.request_stop()
-        dev, utab, rng = self.device.servo_binding()
         self.kernels.run_sim(0, self.io, self.cfg, self.ctl, self.srv, self.pbuf, self.sbuf, self.ring,
-                             self.events, dev, utab, rng)
+                             self.events, self.device.servo_binding().state)
 
     def start(self, duration_s: float | None = None, startup_timeout_s: float = 120.0) -> None:
         """Start the real-time loop thread (``duration_s``: stop by itself after that long)."""
@@ -386,10 +326,10 @@ class ServoLoop:
         else:
             self.scheduling = "SCHED_OTHER: not requested"
         self._started.set()
-        dev, utab, rng = self.device.servo_binding()
+        dstate = self.device.servo_binding().state
         try:
             self.kernels.run_timed(self.io, self.cfg, self.ctl, self.srv, self.pbuf, self.sbuf, self.ring,
-                                   self.events, self.hist, dev, utab, rng, self._ts)
+                                   self.events, self.hist, dstate, self._ts)
         except BaseException as exc:  # a compile error must not leave the caller waiting
             self._thread_error = exc
             self.ctl[K_STOP] = 1
@@ -442,6 +382,13 @@ class ServoLoop:
         return tab
 
     # -- reports ------------------------------------------------------------------------------------------
+    def snapshot(self) -> TickSnapshot | None:
+        """The last completed tick by name (``None`` before the first tick); safe from any thread."""
+        k = int(self.ctl[K_TICK])
+        if k == 0:
+            return None
+        return TickSnapshot.from_row(k - 1, self.ring[(k - 1) % self.ring.shape[0]].copy())
+
     def stats(self) -> LoopStats:
         """Statistics so far (timing only for real-time runs)."""
         return loop_stats(self.ctl, self.hist, self.rate_hz, self.clock, self.scheduling)
@@ -449,35 +396,6 @@ class ServoLoop:
     def all_events(self) -> list[SafetyEvent]:
         """Every event still in the event ring."""
         return read_events(self.ctl, self.events)[0]
-
-
-def _set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    if not isinstance(path, str) or not path:
-        raise ControlError("set_param: 'name' must be a non-empty string")
-    node: Any = data
-    keys = path.split(".")
-    for i, key in enumerate(keys):
-        last = i == len(keys) - 1
-        if isinstance(node, list):
-            try:
-                idx = int(key)
-                node[idx]
-            except (ValueError, IndexError):
-                raise ControlError(f"set_param: no element {key!r} in {'.'.join(keys[:i]) or 'model'}") from None
-            if last:
-                node[idx] = value
-            else:
-                node = node[idx]
-        elif isinstance(node, dict):
-            if key not in node:
-                raise ControlError(f"set_param: model has no parameter {'.'.join(keys[:i + 1])!r}")
-            if last:
-                node[key] = value
-            else:
-                node = node[key]
-        else:
-            raise ControlError(f"set_param: {'.'.join(keys[:i])!r} is not a group of parameters")
-    return data
 
 
 def model_inertia(kernels: ServoKernels, compiled: CompiledModel, x_m: float = 0.0) -> float:
@@ -488,26 +406,29 @@ def model_inertia(kernels: ServoKernels, compiled: CompiledModel, x_m: float = 0
     return m if math.isfinite(m) else 0.0
 
 
-def run_simulated(model: Model | CompiledModel, device: SimulatedDevice | SimParams | None = None,
+def run_simulated(model: Model | CompiledModel, device: Device | Any = None,
                   user: User | str | tuple[np.ndarray, np.ndarray] | None = "press", rate_hz: float = 1000.0,
                   duration_s: float | None = None, *, safety: SafetyConfig | None = None,
                   config: LoopConfig | None = None, seed: int = 0, kernels: ServoKernels | None = None
                   ) -> RenderResult:
-    """Render ``model`` on the simulated device on a simulated clock and return every tick.
+    """Render ``model`` on a simulated device on a simulated clock and return every tick.
 
-    ``user`` is a :class:`~hapticam.devices.users.User`, one of ``"press"``, ``"sine"``, ``"sweep"``,
-    ``"finger"``, or a position trajectory ``(t_s, x_m)`` the handle is driven along (interpolated
-    linearly, through the stiff scripted-user spring). ``duration_s`` defaults to the user's duration.
+    ``device`` is a device with a simulated binding (its user is replaced by ``user``), or the
+    parameters of the registered ``"sim"`` adapter (:class:`hapticam.devices.sim.SimParams`; ``None``:
+    its defaults). ``user`` is a :class:`~hapticam.devices.users.User`, one of ``"press"``, ``"sine"``,
+    ``"sweep"``, ``"finger"``, or a position trajectory ``(t_s, x_m)`` the handle is driven along
+    (interpolated linearly, through the stiff scripted-user spring). ``duration_s`` defaults to the
+    user's duration.
     """
     if isinstance(user, tuple):
         user = position_user(user[0], user[1])
     elif isinstance(user, str):
         user = make_user(user, duration_s or 1.0)
-    if isinstance(device, SimulatedDevice):
+    if isinstance(device, Device):
         device.set_user(user)
         dev = device
     else:
-        dev = SimulatedDevice(device, user=user, seed=seed)
+        dev = open_device("sim", params=device, user=user, seed=seed)
     if duration_s is None:
         duration_s = user.duration_s if user is not None else 1.0
     cfg = config or LoopConfig()

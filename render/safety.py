@@ -5,7 +5,9 @@ Applied in this order to the model force ``F_cmd`` each tick (:func:`safety_filt
 1. NaN/inf guard: a non-finite force (or position/velocity) zeroes the output and stops the loop.
 2. Workspace limit: outside the device workspace the force is zeroed.
 3. Watchdog: stale device data (no fresh sample for ``stale_ticks``) or ``overrun_ticks`` consecutive
-   overrunning ticks zero the force; when the condition clears, forces ramp in again.
+   overrunning ticks zero the force; when the condition clears, forces ramp in again. A device that
+   reports a fault for its reading zeroes the force too (recoverable: this tick, logged and counted;
+   fatal: the loop stops).
 4. Passivity observer/controller (optional, applied after step 6's saturation; Hannaford & Ryu
    2002): the observer integrates the energy that flowed into the rendered object. The device
    holds each force for a period (zero-order hold), so the work of the last output over the last interval is exact from the sensed positions,
@@ -34,10 +36,11 @@ from numba import njit
 
 from hapticam.devices.base import DeviceSpec
 from hapticam.render.layout import (C_ALPHA_MAX, C_DF_MAX, C_DT, C_F_MAX, C_OVERRUN_TICKS, C_PASSIVITY,
-                                    C_PO_VMIN, C_RAMP_S, C_STOP_ON_NAN, C_WS_HI, C_WS_LO, EV_NAN,
-                                    EV_OVERRUN, EV_PASSIVITY, EV_RAMP, EV_RATE, EV_SATURATION, EV_STALE,
-                                    EV_WORKSPACE, K_ACTIVE, K_COUNT0, K_EV_HEAD, K_FAULT, K_MISS_RUN, K_STOP,
-                                    N_EVENTS, S_ALPHA, S_ENERGY, S_F_PREV, S_RAMP_T0, S_ZEROED)
+                                    C_PO_VMIN, C_RAMP_S, C_STOP_ON_NAN, C_WS_HI, C_WS_LO, EV_DEVICE_ERROR,
+                                    EV_DEVICE_FAULT, EV_NAN, EV_OVERRUN, EV_PASSIVITY, EV_RAMP, EV_RATE,
+                                    EV_SATURATION, EV_STALE, EV_WORKSPACE, K_ACTIVE, K_COUNT0, K_EV_HEAD,
+                                    K_FAULT, K_MISS_RUN, K_STOP, N_EVENTS, S_ALPHA, S_ENERGY, S_F_PREV,
+                                    S_RAMP_T0, S_ZEROED)
 
 
 @dataclass(frozen=True)
@@ -96,10 +99,12 @@ def start_ramp(tick, t, ctl, srv, events):
 
 
 @njit(cache=True, nogil=True)
-def safety_filter(tick, t, x, dx, v, f_cmd, stale, cfg, ctl, srv, events):
+def safety_filter(tick, t, x, dx, v, f_cmd, stale, dev_status, cfg, ctl, srv, events):
     """Return ``(force_out, mask)``: the model force ``f_cmd`` (N) after the safety layer, and the bit
     mask ``1 << code`` of the interventions that acted this tick; ``dx`` is the sensed displacement since
-    the last tick (m), ``v`` the velocity used by the model (m/s). See the module docstring."""
+    the last tick (m), ``v`` the velocity used by the model (m/s), ``dev_status`` the device's status for
+    this tick's reading (0 ok, > 0 recoverable fault, < 0 fatal; :mod:`hapticam.devices.base`). See the
+    module docstring."""
     dt = cfg[C_DT]
     srv[S_ENERGY] += srv[S_F_PREV] * dx                  # W(n) = W(n-1) + F_out(n-1) (x(n) - x(n-1))
     mask = 0
@@ -120,6 +125,14 @@ def safety_filter(tick, t, x, dx, v, f_cmd, stale, cfg, ctl, srv, events):
     if ctl[K_MISS_RUN] >= cfg[C_OVERRUN_TICKS]:
         mask |= 1 << EV_OVERRUN
         zero = True
+    if dev_status != 0:
+        zero = True
+        if dev_status > 0:
+            mask |= 1 << EV_DEVICE_ERROR
+        else:
+            mask |= 1 << EV_DEVICE_FAULT
+            ctl[K_FAULT] = EV_DEVICE_FAULT
+            ctl[K_STOP] = 1
     if zero:
         f = 0.0
         srv[S_ZEROED] = 1.0
@@ -162,6 +175,25 @@ def safety_filter(tick, t, x, dx, v, f_cmd, stale, cfg, ctl, srv, events):
         if mask & bit:
             ctl[K_COUNT0 + code] += 1
             if not (prev & bit):
-                log_event(ctl, events, tick, code, x if code == EV_WORKSPACE else f_cmd)
+                value = f_cmd
+                if code == EV_WORKSPACE:
+                    value = x
+                elif code == EV_DEVICE_ERROR or code == EV_DEVICE_FAULT:
+                    value = dev_status
+                log_event(ctl, events, tick, code, value)
     ctl[K_ACTIVE] = mask
     return f, mask
+
+
+@njit(cache=True, nogil=True)
+def device_write_status(tick, status, ctl, events):
+    """Account for the status of a device write (``actuate``): a recoverable fault is logged and counted,
+    a fatal one also stops the loop (its last act writes zero force)."""
+    if status == 0:
+        return
+    code = EV_DEVICE_ERROR if status > 0 else EV_DEVICE_FAULT
+    ctl[K_COUNT0 + code] += 1
+    log_event(ctl, events, tick, code, status)
+    if status < 0:
+        ctl[K_FAULT] = EV_DEVICE_FAULT
+        ctl[K_STOP] = 1

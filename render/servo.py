@@ -2,19 +2,24 @@
 
 :func:`build_servo` compiles, for one pair of model kernels ``force_fn(params, state, x, v, a, dt)`` and
 ``flags_fn(params, state)`` (by default :func:`hapticam.models.kernels.model_force` and
-:func:`~hapticam.models.kernels.model_flags`), three entry points that share one tick:
+:func:`~hapticam.models.kernels.model_flags`, with ``diag_fn(params, state, which)`` for the two model
+diagnostics recorded per tick) and one device's ``sense(state, io)``/``actuate(state, io, dt)`` pair
+(:class:`hapticam.devices.base.ServoBinding`), three entry points that share one tick:
 
 - ``run_timed``: our own timed loop on a dedicated (nogil) thread for polled devices: sleep until
   ``spin_ns`` before each deadline with ``clock_nanosleep``, spin on ``clock_gettime`` to the deadline,
-  tick; count every overrun and keep a lateness histogram.
-- ``run_sim``: the same tick on a simulated clock (no waiting), for tests, verification and the demo.
+  sense, tick, actuate; count every overrun and keep a lateness histogram.
+- ``run_sim``: the same on a simulated clock (no waiting), for devices whose clock is the loop's (the
+  simulator): tests, verification and the demo.
 - ``make_callback()``: the tick as a numba ``cfunc`` with the C signature ``int cb(void *data)`` of
-  OpenHaptics' ``HDSchedulerCallback``, for a device whose own scheduler calls us each tick; it returns
-  1 (``HD_CALLBACK_CONTINUE``) until the stop flag is set, then 0 (``HD_CALLBACK_DONE``).
+  OpenHaptics' ``HDSchedulerCallback``, for a device whose own scheduler calls us each tick and exchanges
+  position and force through the I/O block around the call; it returns 1 (``HD_CALLBACK_CONTINUE``) until
+  the stop flag is set, then 0 (``HD_CALLBACK_DONE``).
 
-One tick (``step``): pick up a pending model swap, read the I/O block, estimate velocity if the device
-does not measure it, evaluate the model (directly, or through the virtual-coupling proxy), apply the
-safety layer, write the force, append the tick to the ring.
+One tick: the device senses (``sense``), then ``step`` picks up a pending model swap, reads the I/O
+block, estimates velocity if the device does not measure it, evaluates the model (directly, or through
+the virtual-coupling proxy), applies the safety layer (a device fault zeroes the force), writes the
+force and appends the tick to the ring; then the device actuates (``actuate``).
 
 Velocity estimate (when the device gives none): backward difference through a first-order low-pass,
 ``v(n) = v(n-1) + beta ((x(n) - x(n-1)) / T - v(n-1))``, ``beta = 1 - exp(-2 pi f_c T)``, with cut-off
@@ -53,18 +58,18 @@ from numba import carray, cfunc, njit, types
 from numba.extending import intrinsic
 
 from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_FORCE_CMD, IO_HAS_V, IO_SEQ, IO_V,
-                                   IO_X)
-from hapticam.devices.sim import sim_advance, sim_sense
+                                   IO_X, ServoBinding)
+from hapticam.models.kernels import model_flags, model_force
 from hapticam.render.clock import now_ns, wait_until_ns
 from hapticam.render.layout import (C_DT, C_MAX_TICKS, C_PERIOD_NS, C_PROXY_B, C_PROXY_K, C_PROXY_M,
                                     C_PROXY_SUB, C_SPIN_NS, C_STALE_TICKS, C_VEL_BETA, EV_SET_PARAM,
                                     EV_STOP, EV_SWAP, HIST_BIN_NS, HIST_BINS, K_FAULT, K_LATE_MAX_NS,
                                     K_LATE_SUM_NS, K_MISS_RUN, K_MISSES, K_NEXT_DEADLINE, K_RUNNING,
                                     K_SKIPPED, K_SLEN0, K_SLOT, K_STALE_RUN, K_STOP, K_SWAP, K_T_FIRST_NS,
-                                    K_T_LAST_NS, K_TICK, R_AUX0, R_AUX1, R_F, R_FCMD, R_FLAGS, R_LATE, R_T,
-                                    R_V, R_X, RING_COLS, S_HAVE_PREV, S_LAST_SEQ, S_V, S_VP, S_X_PREV, S_XP,
-                                    SAFETY_FLAG_SHIFT, SWAP_MODEL, SWAP_PARAMS)
-from hapticam.render.safety import log_event, safety_filter, start_ramp
+                                    K_T_LAST_NS, K_TICK, R_AUX0, R_AUX1, R_DIAG0, R_DIAG1, R_F, R_FCMD,
+                                    R_FLAGS, R_LATE, R_T, R_V, R_X, RING_COLS, S_HAVE_PREV, S_LAST_SEQ, S_V,
+                                    S_VP, S_X_PREV, S_XP, SAFETY_FLAG_SHIFT, SWAP_PARAMS)
+from hapticam.render.safety import device_write_status, log_event, safety_filter, start_ramp
 
 HD_CALLBACK_DONE = 0
 HD_CALLBACK_CONTINUE = 1
@@ -95,23 +100,33 @@ def _as_i64_ptr(typingctx, addr):
     return sig, codegen
 
 
+@njit(cache=True, nogil=True)
+def no_diag(params, state, which):
+    """Model diagnostics for kernels that have none: 0.0."""
+    return 0.0
+
+
 class ServoKernels(NamedTuple):
-    """The compiled entry points for one pair of model kernels (see module docstring)."""
+    """The compiled entry points for one pair of model kernels and one device binding (module docstring)."""
 
     force_fn: Callable
     flags_fn: Callable
+    sense_fn: Callable
+    actuate_fn: Callable
     step: Callable
     run_sim: Callable
     run_timed: Callable
     make_callback: Callable
 
 
-def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
-    """Compile the servo step and its drivers around ``force_fn``/``flags_fn`` (numba kernels with the
-    signatures of :func:`hapticam.models.kernels.model_force` and ``model_flags``)."""
+def build_servo(force_fn: Callable, flags_fn: Callable, sense_fn: Callable, actuate_fn: Callable,
+                diag_fn: Callable = no_diag) -> ServoKernels:
+    """Compile the servo step and its drivers around the model kernels ``force_fn``/``flags_fn``/``diag_fn``
+    (the signatures of :func:`hapticam.models.kernels.model_force`, ``model_flags`` and ``model_diag``)
+    and a device's ``sense_fn``/``actuate_fn`` (:class:`hapticam.devices.base.ServoBinding`)."""
 
     @njit(cache=True, nogil=True)
-    def step(k, late_us, io, cfg, ctl, srv, pbuf, sbuf, ring, events):
+    def step(k, late_us, dev_status, io, cfg, ctl, srv, pbuf, sbuf, ring, events):
         dt = cfg[C_DT]
         t = k * dt
         # model swap at the tick boundary (the control thread filled the inactive slot)
@@ -175,7 +190,7 @@ def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
         else:
             f_cmd = force_fn(p, s, x, v, 0.0, dt)
         flags = flags_fn(p, s)
-        f, mask = safety_filter(k, t, x, dx, v, f_cmd, stale, cfg, ctl, srv, events)
+        f, mask = safety_filter(k, t, x, dx, v, f_cmd, stale, dev_status, cfg, ctl, srv, events)
         io[IO_FORCE] = f
         io[IO_FORCE_CMD] = f_cmd
         row = k % ring.shape[0]
@@ -188,6 +203,8 @@ def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
         ring[row, R_LATE] = late_us
         ring[row, R_AUX0] = io[IO_AUX0]
         ring[row, R_AUX1] = io[IO_AUX1]
+        ring[row, R_DIAG0] = diag_fn(p, s, 0)
+        ring[row, R_DIAG1] = diag_fn(p, s, 1)
         ctl[K_TICK] = k + 1
 
     @njit(cache=True, nogil=True)
@@ -197,25 +214,26 @@ def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
         ctl[K_RUNNING] = 0
 
     @njit(cache=True, nogil=True)
-    def run_sim(n_ticks, io, cfg, ctl, srv, pbuf, sbuf, ring, events, dev, utab, rng):
+    def run_sim(n_ticks, io, cfg, ctl, srv, pbuf, sbuf, ring, events, dstate):
         """Run up to ``n_ticks`` ticks on the simulated clock; return the ticks run."""
         dt = cfg[C_DT]
         k = ctl[K_TICK]
         end = k + n_ticks
         ctl[K_RUNNING] = 1
         while k < end and ctl[K_STOP] == 0:
-            sim_sense(dev, rng, io)
-            step(k, 0.0, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
-            sim_advance(dev, utab, io[IO_FORCE], dt)
+            status = sense_fn(dstate, io)
+            step(k, 0.0, status, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
+            device_write_status(k, actuate_fn(dstate, io, dt), ctl, events)
             k += 1
         if ctl[K_STOP] != 0:
             finish(k, io, ctl, events)
+            actuate_fn(dstate, io, 0.0)
         else:
             ctl[K_RUNNING] = 0
         return n_ticks - (end - k)
 
     @njit(cache=True, nogil=True)
-    def run_timed(io, cfg, ctl, srv, pbuf, sbuf, ring, events, hist, dev, utab, rng, ts):
+    def run_timed(io, cfg, ctl, srv, pbuf, sbuf, ring, events, hist, dstate, ts):
         """Run in real time until ``ctl[K_STOP]`` is set or ``cfg[C_MAX_TICKS]`` ticks have run."""
         dt = cfg[C_DT]
         period = int(cfg[C_PERIOD_NS])
@@ -235,9 +253,9 @@ def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
             if late > ctl[K_LATE_MAX_NS]:
                 ctl[K_LATE_MAX_NS] = late
             ctl[K_T_LAST_NS] = t_start
-            sim_sense(dev, rng, io)
-            step(k, late * 1e-3, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
-            sim_advance(dev, utab, io[IO_FORCE], dt)
+            status = sense_fn(dstate, io)
+            step(k, late * 1e-3, status, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
+            device_write_status(k, actuate_fn(dstate, io, dt), ctl, events)
             k += 1
             deadline += period
             t_end = now_ns(ts)
@@ -251,8 +269,8 @@ def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
                     deadline += lost * period
             else:
                 ctl[K_MISS_RUN] = 0
-        sim_advance(dev, utab, 0.0, 0.0)
-        finish(k, io, ctl, events)
+        finish(k, io, ctl, events)                  # zero force: the device's last command
+        actuate_fn(dstate, io, 0.0)
         return k
 
     def make_callback():
@@ -274,7 +292,7 @@ def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
                     finish(ctl[K_TICK], io, ctl, events)
                 return HD_CALLBACK_DONE
             ctl[K_RUNNING] = 1
-            step(ctl[K_TICK], 0.0, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
+            step(ctl[K_TICK], 0.0, 0, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
             if ctl[K_STOP] != 0:
                 finish(ctl[K_TICK], io, ctl, events)
                 return HD_CALLBACK_DONE
@@ -282,7 +300,7 @@ def build_servo(force_fn: Callable, flags_fn: Callable) -> ServoKernels:
 
         return servo_callback
 
-    return ServoKernels(force_fn, flags_fn, step, run_sim, run_timed, make_callback)
+    return ServoKernels(force_fn, flags_fn, sense_fn, actuate_fn, step, run_sim, run_timed, make_callback)
 
 
 def velocity_beta(cutoff_hz: float, dt_s: float) -> float:
@@ -290,14 +308,13 @@ def velocity_beta(cutoff_hz: float, dt_s: float) -> float:
     return 1.0 - math.exp(-2.0 * math.pi * cutoff_hz * dt_s)
 
 
-_DEFAULT: ServoKernels | None = None
+_SERVOS: dict[tuple[Callable, Callable], ServoKernels] = {}
 
 
-def default_servo() -> ServoKernels:
-    """The servo compiled around :mod:`hapticam.models.kernels` (built once per process)."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        from hapticam.models.kernels import model_flags, model_force
-
-        _DEFAULT = build_servo(model_force, model_flags)
-    return _DEFAULT
+def servo_for(binding: ServoBinding) -> ServoKernels:
+    """The servo compiled around :mod:`hapticam.models.kernels` for a device binding (built once per
+    process and device type)."""
+    key = (binding.sense, binding.actuate)
+    if key not in _SERVOS:
+        _SERVOS[key] = build_servo(model_force, model_flags, binding.sense, binding.actuate, no_diag)
+    return _SERVOS[key]

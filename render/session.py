@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hapticam.devices.sim import SimulatedDevice
+from hapticam.devices.base import Device
 from hapticam.models.base import Model
 from hapticam.render.loop import LoopConfig, ServoLoop
 from hapticam.render.recording import Recorder
@@ -43,7 +43,7 @@ class SessionReport:
 class RenderSession:
     """Compose a :class:`ServoLoop` with recording, telemetry and control (each optional)."""
 
-    def __init__(self, model: Model, device: SimulatedDevice, config: LoopConfig | None = None,
+    def __init__(self, model: Model, device: Device, config: LoopConfig | None = None,
                  safety: SafetyConfig | None = None, *, record: str | os.PathLike[str] | None = None,
                  telemetry: str | None = None, control: str | None = None,
                  load_model: Callable[[str], Any] | None = None, metadata: dict[str, Any] | None = None,

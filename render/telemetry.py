@@ -21,7 +21,8 @@ import zmq
 
 from hapticam.errors import ControlError, HapticError
 from hapticam.render.layout import K_RUNNING, R_F, R_FCMD, R_FLAGS, R_LATE, R_T, R_V, R_X
-from hapticam.render.loop import ServoLoop, TickReader
+from hapticam.render.loop import ServoLoop
+from hapticam.render.result import TickReader
 from hapticam.render.recording import Recorder
 from hapticam.render.stats import SafetyEvent, read_events
 

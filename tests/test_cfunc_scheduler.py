@@ -20,7 +20,7 @@ from hapticam.devices.sim import SimulatedDevice
 from hapticam.models.files import load_model_only
 from hapticam.models.kernels import model_force
 from hapticam.render.loop import LoopConfig, ServoLoop
-from hapticam.render.servo import HD_CALLBACK_CONTINUE, HD_CALLBACK_DONE, default_servo
+from hapticam.render.servo import HD_CALLBACK_CONTINUE, HD_CALLBACK_DONE
 
 SCHEDULER_C = r"""
 #include <stdint.h>
@@ -78,7 +78,7 @@ def _ptr(a, ctype=ctypes.c_double):
 
 
 def run(scheduler, loop, xs, vs, n_calls, period_ns=100_000):
-    cb = default_servo().make_callback()
+    cb = loop.kernels.make_callback()
     table = loop.callback_table()
     forces = np.zeros(n_calls)
     codes = np.zeros(n_calls, dtype=np.int32)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from hapticam.devices.sim import SimParams, SimulatedDevice
+from hapticam.devices.sim import SimParams, SimulatedDevice, sim_binding_actuate, sim_binding_sense
 from hapticam.devices.users import press, sine
 from hapticam.errors import UsageError
 from hapticam.models.base import CompiledModel
@@ -33,7 +33,7 @@ def no_flags(p, s):
     return 0
 
 
-KERNELS = build_servo(mass_spring_force, no_flags)
+KERNELS = build_servo(mass_spring_force, no_flags, sim_binding_sense, sim_binding_actuate)
 
 
 def spring(m_kg=0.0, b=0.5, k=200.0) -> CompiledModel:

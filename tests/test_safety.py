@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from hapticam.devices.sim import SimParams, SimulatedDevice
+from hapticam.devices.sim import SimParams, SimulatedDevice, sim_binding_actuate, sim_binding_sense
 from hapticam.devices.users import finger, force_user, press
 from hapticam.models.base import CompiledModel
 from hapticam.models.contact import Contact
@@ -41,7 +41,7 @@ def no_flags(p, s):
 
 
 def test_nan_from_model_zeroes_force_stops_loop_and_is_logged():
-    kernels = build_servo(nan_past_2mm, no_flags)
+    kernels = build_servo(nan_past_2mm, no_flags, sim_binding_sense, sim_binding_actuate)
     model = CompiledModel(params=np.array([200.0]), state0=np.zeros(0))
     r = run_simulated(model, user=press(0.004, 1.0), duration_s=1.0, kernels=kernels)
     assert r.stats.fault == "nan"
@@ -113,7 +113,7 @@ def test_runaway_user_is_bounded_and_leaving_the_workspace_zeroes_force():
 
 
 def test_force_rate_limit_turns_a_step_into_a_ramp():
-    kernels = build_servo(step_force, no_flags)
+    kernels = build_servo(step_force, no_flags, sim_binding_sense, sim_binding_actuate)
     model = CompiledModel(params=np.array([5.0]), state0=np.zeros(0))
     rate = 2000.0  # N/s -> 2 N per tick at 1 kHz
     r = run_simulated(model, user=press(0.003, 1.0), duration_s=1.0, kernels=kernels,
@@ -130,14 +130,14 @@ def test_overrun_watchdog_and_filter_order_on_the_compiled_function():
     events = np.zeros((16, 3))
     cfg[C_DT], cfg[C_F_MAX], cfg[C_DF_MAX] = 1e-3, 8.0, 1e9
     cfg[C_WS_LO], cfg[C_WS_HI], cfg[C_OVERRUN_TICKS] = -1.0, 1.0, 5
-    f, mask = safety_filter(0, 0.0, 0.0, 0.0, 0.0, 3.0, False, cfg, ctl, srv, events)
+    f, mask = safety_filter(0, 0.0, 0.0, 0.0, 0.0, 3.0, False, 0, cfg, ctl, srv, events)
     assert f == 3.0 and mask == 0
-    f, _ = safety_filter(1, 0.001, 0.0, 0.0, 0.0, 30.0, False, cfg, ctl, srv, events)
+    f, _ = safety_filter(1, 0.001, 0.0, 0.0, 0.0, 30.0, False, 0, cfg, ctl, srv, events)
     assert f == 8.0
     ctl[K_MISS_RUN] = 5
-    f, mask = safety_filter(2, 0.002, 0.0, 0.0, 0.0, 3.0, False, cfg, ctl, srv, events)
+    f, mask = safety_filter(2, 0.002, 0.0, 0.0, 0.0, 3.0, False, 0, cfg, ctl, srv, events)
     assert f == 0.0 and mask & (1 << EV_OVERRUN)
-    f, mask = safety_filter(3, 0.003, 0.0, 0.0, 0.0, 3.0, True, cfg, ctl, srv, events)
+    f, mask = safety_filter(3, 0.003, 0.0, 0.0, 0.0, 3.0, True, 0, cfg, ctl, srv, events)
     assert f == 0.0 and mask & (1 << EV_STALE)
 
 

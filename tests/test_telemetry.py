@@ -17,6 +17,7 @@ from hapticam.devices.users import press
 from hapticam.capture_io import load_capture
 from hapticam.models.files import load_model_only, save_model
 from hapticam.render.loop import LoopConfig
+from hapticam.render.layout import RING_COLS
 from hapticam.render.recording import RECORD_COLUMNS, write_recording
 from hapticam.render.session import RenderSession
 from hapticam.render.telemetry import monitor, request
@@ -145,7 +146,7 @@ def test_control_requests_and_hostile_input(tmp_path):
 
 
 def test_recording_is_a_capture_identify_reads(tmp_path):
-    rows = np.zeros((5, 9))
+    rows = np.zeros((5, RING_COLS))
     rows[:, 0] = np.arange(5) * 1e-3
     rows[:, 1] = np.linspace(0, 1e-3, 5)
     rows[:, 4] = np.linspace(0, 0.5, 5)

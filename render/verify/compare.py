@@ -41,7 +41,8 @@ from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import prepare
 from hapticam.models.base import Model
 from hapticam.models.kernels import model_force
-from hapticam.render.loop import LoopConfig, RenderResult, run_simulated
+from hapticam.render.loop import LoopConfig, run_simulated
+from hapticam.render.result import RenderResult
 from hapticam.render.safety import SafetyConfig
 from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds, compare_features, fx_curves,
                                              key_features)
