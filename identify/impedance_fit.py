@@ -30,8 +30,10 @@ from typing import Any, Callable
 import numpy as np
 from hapticam.errors import IdentificationError
 from hapticam.capture import Capture
+from hapticam.identify.alignment import holdout_mask, remove_backlash
 from hapticam.identify.ewls import ewls_fit
 from hapticam.identify.metrics import fit_report
+from hapticam.identify.passive_fit import DirectionDesign, fit_passive, with_held_ends
 from hapticam.identify.preprocess import Prepared, prepare
 from hapticam.identify.segmentation import MAX_CELLS, Segmentation, grid_edges, segment
 
@@ -49,6 +51,8 @@ MIN_EXCITATION = 1e-3
 #: 0.03-0.07 for the acceleration and velocity of a quasi-static press (excited at the turnarounds only)
 MIN_PARTICIPATION = 0.15
 DIRECTIONS = ((1, "press"), (-1, "release"))
+#: a held-out fit this many percentage points below the training fit drops a dynamic term
+HOLDOUT_DROP_PERCENT = 5.0
 
 
 # -- prediction with the renderer's kernel ----------------------------------------------------------------
@@ -208,7 +212,8 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
                        tolerance: float | None = None, max_segments: int = 60,
                        fixed: dict[str, float] | None = None, *, interpolation: str = "constant",
                        penalty: float | None = None, cutoff_hz: float | None = None,
-                       dead_band_mps: float | None = None,
+                       dead_band_mps: float | None = None, allow_active: bool = False,
+                       holdout: bool = True, correct_backlash: bool = True,
                        progress: Callable[[float, str], None] | None = None) -> ImpedanceFit:
     """Identify a :class:`~hapticam.models.impedance.SegmentedImpedance` from a capture (module notes).
 
@@ -233,12 +238,74 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
         Segmentation penalty (N^2 per segment) used instead of a tolerance.
     cutoff_hz, dead_band_mps : float, optional
         Override the derivative filter cutoff and the direction dead band.
+    allow_active : bool
+        Skip the passivity constraints (:mod:`hapticam.identify.passive_fit`); the model may then
+        generate energy on a device, and the result says so.
+    holdout : bool
+        Validate the model structure on held-out samples (the last cycle, or interleaved blocks of a
+        single-stroke capture: :func:`hapticam.identify.alignment.holdout_mask`): when the fit without
+        them predicts them far worse than it fits (:data:`HOLDOUT_DROP_PERCENT`), the dynamic terms are
+        dropped (m first, then b) and the notes say so.
+    correct_backlash : bool
+        Estimate the probe's backlash from the two directions' contact points and remove it
+        (:func:`hapticam.identify.alignment.remove_backlash`); the amount is noted and stored.
     progress : callable, optional
         Called as ``progress(fraction, stage)``.
     """
-    from hapticam.models.impedance import ImpedanceTable, SegmentedImpedance
-
+    settings = _check_settings(forgetting, interpolation, max_segments, tolerance, fixed, holdout)
     report = progress or (lambda frac, stage: None)
+    report(0.0, "preprocess")
+    prep = prepare(capture, cutoff_hz=cutoff_hz, dead_band_mps=dead_band_mps)
+    notes: list[str] = []
+    backlash = remove_backlash(prep) if correct_backlash else 0.0
+    if backlash:
+        notes.append(f"probe backlash {1e3 * backlash:.3g} mm (difference of the two directions' contact "
+                     "points) removed from the releasing samples")
+    if capture.dropouts.size:
+        notes.append(f"{capture.dropouts.size} force dropout(s) detected and excluded "
+                     f"(samples {', '.join(str(int(i)) for i in capture.dropouts[:10])}"
+                     f"{', ...' if capture.dropouts.size > 10 else ''})")
+    identifiable, fixed_terms = _identifiability(prep, settings["fixed"], notes)
+    grid = _grid(prep, grid_m, notes)
+    opts = dict(lam=float(forgetting), grid=grid, tolerance=tolerance, penalty=penalty,
+                max_segments=int(max_segments), interpolation=interpolation, allow_active=bool(allow_active))
+    validation = None
+    if holdout:
+        report(0.1, "hold-out check")
+        fixed_terms, validation = _holdout_check(prep, fixed_terms, opts, notes)
+    report(0.4, "fit")
+    model, dirs, passive = _fit_model(prep, fixed_terms, opts, notes)
+    report(0.9, "predict")
+    pred = predict_force(model, prep.x, prep.v, prep.a, dt_s=float(np.median(np.diff(prep.t))))
+    metrics = _metrics(prep, pred, dirs)
+    metrics["dropouts"] = int(capture.dropouts.size)
+    if passive is not None:
+        metrics["passivity_cost_percent"] = passive["cost_percent"]
+    if validation is not None:
+        metrics["holdout_fit_percent"] = validation["fit_percent"]
+    settings = {"forgetting": float(forgetting), "grid_m": grid, "tolerance_N": tolerance,
+                "penalty": penalty, "max_segments": int(max_segments), "interpolation": interpolation,
+                "cutoff_hz": None if not np.isfinite(prep.cutoff_hz) else float(prep.cutoff_hz),
+                "dead_band_mps": prep.dead_band_mps, "fixed": {k: float(v) for k, v in fixed_terms.items()},
+                "identifiable": {t: identifiable[t] and t not in fixed_terms for t in identifiable},
+                "passive": not allow_active, "holdout": settings["holdout"], "backlash_m": backlash,
+                "data_range_m": [float(prep.x[prep.valid].min()), float(prep.x[prep.valid].max())]}
+    from hapticam.models.files import make_provenance
+
+    provenance = make_provenance("ewls-segmented" + ("" if allow_active else "-passive"), settings=settings,
+                                 source_name=os.path.basename(capture.name), source_sha256=capture.sha256,
+                                 metrics=metrics, notes=notes)
+    uncertainty = {name: _uncertainty_block(d) for name, d in dirs.items()}
+    summary = _summary(capture, dirs, settings["identifiable"], metrics, settings, notes)
+    if validation is not None:
+        summary["holdout"] = validation
+    report(1.0, "done")
+    return ImpedanceFit(model=model, provenance=provenance, uncertainty=uncertainty, summary=summary,
+                        identifiable=settings["identifiable"], fixed=fixed_terms, directions=dirs, prepared=prep,
+                        prediction_N=pred, notes=notes)
+
+
+def _check_settings(forgetting, interpolation, max_segments, tolerance, fixed, holdout) -> dict[str, Any]:
     if not (0.0 < float(forgetting) <= 1.0):
         raise IdentificationError(f"forgetting factor must be in (0, 1], got {forgetting}")
     if interpolation not in ("constant", "linear"):
@@ -247,21 +314,16 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
         raise IdentificationError(f"max_segments must be >= 1, got {max_segments}")
     if tolerance is not None and not (np.isfinite(tolerance) and tolerance >= 0):
         raise IdentificationError(f"tolerance must be a non-negative force (N), got {tolerance}")
-    user_fixed = _check_fixed(fixed)
-    report(0.0, "preprocess")
-    prep = prepare(capture, cutoff_hz=cutoff_hz, dead_band_mps=dead_band_mps)
-    regress = np.column_stack([prep.a, prep.v, prep.x, np.ones(prep.x.size)])
-    groups = {name: prep.group(d) for d, name in DIRECTIONS}
-    present = {name: idx for name, idx in groups.items() if idx.size >= 20}
-    if not present:
-        raise IdentificationError(f"{capture.name}: fewer than 20 valid samples in either direction of travel")
-    notes: list[str] = []
-    if capture.dropouts.size:
-        notes.append(f"{capture.dropouts.size} force dropout(s) detected and excluded "
-                     f"(samples {', '.join(str(int(i)) for i in capture.dropouts[:10])}"
-                     f"{', ...' if capture.dropouts.size > 10 else ''})")
+    return {"fixed": _check_fixed(fixed), "holdout": bool(holdout)}
 
-    # identifiability of the dynamic terms (module notes, step 2)
+
+def _identifiability(prep: Prepared, user_fixed: dict[str, float], notes: list[str]
+                     ) -> tuple[dict[str, bool], dict[str, float]]:
+    """Which dynamic terms the capture excites (module notes, step 2); the others are fixed."""
+    regress = _regressors(prep)
+    present = {name: idx for name, idx in ((n, prep.group(d)) for d, n in DIRECTIONS) if idx.size >= 20}
+    if not present:
+        raise IdentificationError(f"{prep.name}: fewer than 20 valid samples in either direction of travel")
     identifiable = {"k": True, "F0": True}
     fixed_terms = dict(user_fixed)
     for term, col in (("m", 0), ("b", 1)):
@@ -270,7 +332,7 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
             notes.append(f"{term} fixed by the user to {user_fixed[term]:g}")
             continue
         worst = (1.0, 1.0)
-        for name, idx in present.items():
+        for idx in present.values():
             others = regress[idx][:, [j for j in range(4) if j != col]]
             e, pr = excitation(regress[idx, col], others)
             worst = (min(worst[0], e), min(worst[1], pr))
@@ -282,11 +344,14 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
                    f"(energy fraction {worst[0]:.2g})" if worst[0] < MIN_EXCITATION else
                    f"the {_REGRESSOR[term]} is excited only in a few samples (participation {worst[1]:.2g})")
             notes.append(f"{term} is not identifiable from this capture ({why}); fixed to 0")
-    free = [j for j, t in enumerate(TERMS) if t not in fixed_terms]
-    fixed_vec = np.array([fixed_terms.get(t, 0.0) for t in TERMS])
-    x_col = free.index(2)
-    one_col = free.index(3)
+    return identifiable, fixed_terms
 
+
+def _regressors(prep: Prepared) -> np.ndarray:
+    return np.column_stack([prep.a, prep.v, prep.x, np.ones(prep.x.size)])   # [a, v, x, 1] (seed 001 eq. 7)
+
+
+def _grid(prep: Prepared, grid_m: float | None, notes: list[str]) -> float:
     x_valid = prep.x[prep.valid]
     span = float(x_valid.max() - x_valid.min())
     grid = choose_grid(span, grid_m)
@@ -296,53 +361,115 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     if grid_m is None and grid != DEFAULT_GRID_M:
         notes.append(f"travel {1e3 * span:.3g} mm is under {MIN_GRID_CELLS} mm: grid refined from 1 mm to "
                      f"{1e3 * grid:.3g} mm")
+    return grid
+
+
+def _metrics(prep: Prepared, pred: np.ndarray, dirs: dict[str, "DirectionFit"]) -> dict[str, Any]:
+    metrics = fit_report(prep.f[prep.valid], pred[prep.valid])
+    for d, name in DIRECTIONS:
+        if name in dirs:
+            sel = prep.group(d)
+            metrics[f"{name}_fit_percent"] = fit_report(prep.f[sel], pred[sel])["fit_percent"]
+    return metrics
+
+
+def _fit_model(prep: Prepared, fixed_terms: dict[str, float], opts: dict[str, Any], notes: list[str]
+               ) -> tuple[Any, dict[str, "DirectionFit"], dict[str, Any] | None]:
+    """Segment each direction, fit the parameters (jointly and passive unless ``allow_active``), build
+    the model. Returns the model, the per-direction fits and the passivity-cost summary (or None)."""
+    from hapticam.models.impedance import ImpedanceTable, SegmentedImpedance
+
+    regress = _regressors(prep)
+    present = {name: idx for name, idx in ((n, prep.group(d)) for d, n in DIRECTIONS) if idx.size >= 20}
+    if not present:
+        raise IdentificationError(f"{prep.name}: fewer than 20 valid samples in either direction of travel")
+    free = [j for j, t in enumerate(TERMS) if t not in fixed_terms]
+    fixed_vec = np.array([fixed_terms.get(t, 0.0) for t in TERMS])
     dirs: dict[str, DirectionFit] = {}
-    tables: dict[str, Any] = {}
-    for step, (name, idx) in enumerate(present.items()):
-        report(0.1 + 0.4 * step, f"{name}: EWLS")
-        dirs[name], tables[name] = _fit_direction(
-            name, prep, regress, idx, free, fixed_vec, x_col, one_col, float(forgetting), grid, tolerance,
-            penalty, int(max_segments), interpolation, ImpedanceTable)
-        report(0.3 + 0.4 * step, f"{name}: segmented")
+    designs: dict[str, DirectionDesign] = {}
+    for name, idx in present.items():
+        dirs[name], designs[name] = _fit_direction(name, prep, regress, idx, free, fixed_vec, opts)
     for name in ("press", "release"):
         if name not in present:
             notes.append(f"no {name} samples: the {'release' if name == 'press' else 'press'} table serves "
                          f"both directions")
-    press = tables.get("press", tables.get("release"))
-    release = tables.get("release") if "press" in tables else None
-    model = SegmentedImpedance(press, release, interpolation=interpolation, dead_band_mps=prep.dead_band_mps)
-    report(0.9, "predict")
+    passive = None
+    hold = opts["grid"]
+    if opts["allow_active"] or opts["interpolation"] != "constant":
+        tables = {n: with_held_ends(d.segmentation.breakpoints_m, d.theta, hold) for n, d in dirs.items()}
+        if opts["allow_active"]:
+            notes.append("fitted without passivity constraints (allow_active): the model may generate energy")
+    else:
+        pf = fit_passive(designs, hold)
+        tables = {n: (pf.breakpoints[n], pf.theta[n]) for n in dirs}
+        sst = float(np.sum((prep.f[prep.valid] - prep.f[prep.valid].mean()) ** 2))
+        cost = 100.0 * pf.rss_increase_N2 / sst if sst > 0 else 0.0
+        passive = {"active_constraints": pf.active_constraints, "cost_percent": cost}
+        if pf.active_constraints:
+            notes.append(f"passivity constraints bind at {pf.active_constraints} point(s); they cost "
+                         f"{cost:.3g} % of fit (seed 003 eq. 53)")
+    for name, d in dirs.items():
+        d.theta = tables[name][1]
+        d.std = np.vstack([d.std[:1], d.std, d.std[-1:]])    # end segments copy m, b, F0 of their neighbour
+        d.std[0, 2] = d.std[-1, 2] = 0.0                        # ... and hold k = 0 exactly
+        d.residual_rms_N = np.concatenate([[0.0], d.residual_rms_N, [0.0]])
+        d.segment_samples = np.concatenate([[0], d.segment_samples, [0]])
+    built = {n: ImpedanceTable(bp, th[:, 0], th[:, 1], th[:, 2], th[:, 3], where=n) for n, (bp, th) in tables.items()}
+    press = built.get("press", built.get("release"))
+    release = built.get("release") if "press" in built else None
+    model = SegmentedImpedance(press, release, interpolation=opts["interpolation"],
+                               dead_band_mps=prep.dead_band_mps)
+    return model, dirs, passive
+
+
+def _holdout_check(prep: Prepared, fixed_terms: dict[str, float], opts: dict[str, Any], notes: list[str]
+                   ) -> tuple[dict[str, float], dict[str, Any]]:
+    """Fit without the held-out samples (:func:`hapticam.identify.alignment.holdout_mask`), predict them;
+    drop m, then b, while the held-out fit stays far below the training fit. Returns the fixed terms to
+    use and the validation summary."""
+    held, how = holdout_mask(prep)
+    train, test = prep.masked(~held, "training part"), prep.masked(held, "held-out part")
+    fixed_now = dict(fixed_terms)
+    result: dict[str, Any] = {}
+    for drop in [None] + [t for t in ("m", "b") if t not in fixed_terms]:
+        if drop is not None:
+            fixed_now[drop] = 0.0
+        try:
+            model, _d, _p = _fit_model(train, fixed_now, opts, [])
+        except IdentificationError as exc:
+            return fixed_terms, {"fit_percent": None, "note": f"hold-out check skipped: {exc}"}
+        fit_tr = _fit_of(model, train)
+        fit_te = _fit_of(model, test)
+        result = {"held_out": how, "training_fit_percent": fit_tr, "fit_percent": fit_te,
+                  "fixed": sorted(t for t in fixed_now if t in ("m", "b"))}
+        if fit_te >= fit_tr - HOLDOUT_DROP_PERCENT:
+            break
+        if drop is None and all(t in fixed_now for t in ("m", "b")):
+            break
+    if result["fit_percent"] < result["training_fit_percent"] - HOLDOUT_DROP_PERCENT:
+        notes.append(f"held-out fit {result['fit_percent']:.2f} % is far below the training fit "
+                     f"{result['training_fit_percent']:.2f} % even with m and b fixed: this excitation does not "
+                     "support the model; probe with a slow triangle (quasi-static) or a 1-4 Hz swept sine")
+    dropped = [t for t in ("m", "b") if t in fixed_now and t not in fixed_terms]
+    for t in dropped:
+        notes.append(f"{t} fixed to 0: with it the held-out part of the capture was predicted far worse than "
+                     "the fitted part (the excitation does not support it)")
+    return fixed_now, result
+
+
+def _fit_of(model: Any, prep: Prepared) -> float:
     pred = predict_force(model, prep.x, prep.v, prep.a, dt_s=float(np.median(np.diff(prep.t))))
-    metrics = fit_report(prep.f[prep.valid], pred[prep.valid])
-    for _d, name in DIRECTIONS:
-        if name in dirs:
-            sel = groups[name]
-            metrics[f"{name}_fit_percent"] = fit_report(prep.f[sel], pred[sel])["fit_percent"]
-    metrics["dropouts"] = int(capture.dropouts.size)
-    settings = {"forgetting": float(forgetting), "grid_m": grid, "tolerance_N": tolerance,
-                "penalty": penalty, "max_segments": int(max_segments), "interpolation": interpolation,
-                "cutoff_hz": None if not np.isfinite(prep.cutoff_hz) else float(prep.cutoff_hz),
-                "dead_band_mps": prep.dead_band_mps, "fixed": {k: float(v) for k, v in fixed_terms.items()},
-                "identifiable": dict(identifiable)}
-    from hapticam.models.files import make_provenance
-
-    provenance = make_provenance("ewls-segmented", settings=settings,
-                                 source_name=os.path.basename(capture.name), source_sha256=capture.sha256,
-                                 metrics=metrics, notes=notes)
-    uncertainty = {name: _uncertainty_block(d) for name, d in dirs.items()}
-    summary = _summary(capture, dirs, identifiable, metrics, settings, notes)
-    report(1.0, "done")
-    return ImpedanceFit(model=model, provenance=provenance, uncertainty=uncertainty, summary=summary,
-                        identifiable=identifiable, fixed=fixed_terms, directions=dirs, prepared=prep,
-                        prediction_N=pred, notes=notes)
+    return float(fit_report(prep.f[prep.valid], pred[prep.valid])["fit_percent"])
 
 
-def _fit_direction(name, prep, regress, idx, free, fixed_vec, x_col, one_col, lam, grid, tolerance, penalty,
-                   max_segments, interpolation, table_cls):
+def _fit_direction(name, prep, regress, idx, free, fixed_vec, opts):
+    """One direction: EWLS profile, segmentation, unconstrained segment parameters and their std."""
+    lam, grid, interpolation = opts["lam"], opts["grid"], opts["interpolation"]
     x = prep.x[idx]
     phi_all = regress[idx]
     y = prep.f[idx] - phi_all @ fixed_vec  # F - (fixed terms)
     phi = np.ascontiguousarray(phi_all[:, free])
+    x_col, one_col = free.index(2), free.index(3)
     edges = grid_edges(float(x.min()), float(x.max()), grid)
     centers = 0.5 * (edges[:-1] + edges[1:])
     # EWLS profile over position (seed 001 Table 1), recorded at the sample nearest each cell centre
@@ -352,20 +479,20 @@ def _fit_direction(name, prep, regress, idx, free, fixed_vec, x_col, one_col, la
     p_std = np.zeros((rec.size, 4))
     p_theta[:, free] = prof.theta_path[rec]
     p_std[:, free] = np.sqrt(np.maximum(prof.sigma2 * np.diagonal(prof.P_recorded, axis1=1, axis2=2), 0.0))
-    seg = segment(x, phi, y, edges, x_col=x_col, one_col=one_col, mode=interpolation, tolerance_N=tolerance,
-                  penalty=penalty, max_segments=max_segments)
+    seg = segment(x, phi, y, edges, x_col=x_col, one_col=one_col, mode=interpolation,
+                  tolerance_N=opts["tolerance"], penalty=opts["penalty"], max_segments=opts["max_segments"])
     bp = seg.breakpoints_m
     if interpolation == "constant":
         theta, std, rms, counts = _constant_segments(x, phi, y, bp, free, fixed_vec, x_col, one_col)
     else:
         theta, std, rms, counts = _linear_knots(x, phi, y, bp, free, fixed_vec, x_col, one_col,
                                                 prof.theta_path, lam)
-    table = table_cls(bp, theta[:, 0], theta[:, 1], theta[:, 2], theta[:, 3], where=name)
     fit = DirectionFit(name=name, samples=int(idx.size), segmentation=seg, theta=theta, std=std,
                        residual_rms_N=rms, segment_samples=counts, profile_x_m=x[rec], profile_theta=p_theta,
                        profile_std=p_std, tolerance_N=seg.tolerance_N,
                        windup_steps=prof.windup_steps)
-    return fit, table
+    design = DirectionDesign(bp=bp, x=x, phi=phi_all, y=y, free=list(free), fixed=fixed_vec)
+    return fit, design
 
 
 def _segment_index(x: np.ndarray, bp: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ for quasi-static ones (a switch tester moving at 0.05 mm/s).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.signal import butter, filtfilt
@@ -134,6 +134,12 @@ class Prepared:
     cutoff_hz: float
     measured_v: bool
     measured_a: bool
+    name: str = "<capture>"
+
+    def masked(self, keep: np.ndarray, label: str) -> "Prepared":
+        """The same samples with only ``keep & valid`` valid (derivatives and directions unchanged, so a
+        hold-out split does not differentiate across its gaps)."""
+        return replace(self, valid=self.valid & keep, name=f"{self.name} ({label})")
 
     def group(self, direction: int) -> np.ndarray:
         """Indices of valid samples travelling in ``direction``, sorted by position (seed 001 §3.2)."""
@@ -155,4 +161,5 @@ def prepare(capture: Capture, *, cutoff_hz: float | None = None, dead_band_mps: 
         raise IdentificationError(f"dead band must be >= 0 m/s, got {dead_band_mps}")
     return Prepared(t=t, x=x, v=v, a=a, f=capture.f_N, direction=direction_of_travel(v, db),
                     valid=capture.valid, dead_band_mps=db, cutoff_hz=fc,
-                    measured_v=capture.v_mps is not None, measured_a=capture.a_mps2 is not None)
+                    measured_v=capture.v_mps is not None, measured_a=capture.a_mps2 is not None,
+                    name=capture.name)

@@ -35,12 +35,12 @@ def test_probe_identify_verify_on_held_out_excitation(target: str, held_out: str
 
 
 def test_clicky_switch_fit_and_the_click_drop() -> None:
-    """The clicky switch's force fits above 95 %, but the segmented model's click segment overshoots
-    the drop after the click by more than a force JND: the verdict must name that feature."""
+    """The clicky switch's force fits above 95 % and every feature, the click drop included, is within its
+    discrimination threshold (identified with the passive joint fit and verified on another excitation)."""
     training = _probe_capture("clicky-switch", "sweep", seed=0, duration_s=90.0)
     result = verify(identify_impedance(training).model, _probe_capture("clicky-switch", "triangle", seed=1))
     assert result.fit_percent >= 95.0
-    assert result.features.noticeable == ["force drop after bump"]
+    assert result.features.noticeable == [], result.failures
 
 
 def test_piano_key_is_beyond_an_impedance_model() -> None:

@@ -42,7 +42,7 @@ def test_summary_table_and_model_file(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "press" in text and "release" in text and "training fit" in text and "validation fit" in text
     model, doc = load_model(out)
-    assert doc.provenance["method"] == "ewls-segmented"
+    assert doc.provenance["method"] == "ewls-segmented-passive"
     assert doc.provenance["source"]["sha256"] == sha256_of_file(cap)
     assert doc.provenance["settings"]["forgetting"] == 0.999
     assert doc.provenance["metrics"]["fit_percent"] > 99.0

@@ -37,6 +37,7 @@ from hapticam.devices.sim import SimParams
 from hapticam.devices.users import position_user
 from hapticam.errors import UsageError
 from hapticam.capture import Capture
+from hapticam.identify.alignment import contact_point, remove_backlash
 from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import prepare
 from hapticam.models.base import Model
@@ -120,66 +121,41 @@ def _once(compiled, x: float, v: float, a: float, sign: float) -> float:
 
 def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_hz: float = 1000.0,
            thresholds: Thresholds | None = None, speedup: float | None = None,
-           max_force_N: float | None = None, seed: int = 0) -> VerifyResult:
-    """Replay ``capture``'s probe trajectory on the rendered ``model`` and compare forces (module notes)."""
+           max_force_N: float | None = None, seed: int = 0, align: bool = True,
+           x_offset_m: float | None = None) -> VerifyResult:
+    """Replay ``capture``'s probe trajectory on the rendered ``model`` and compare forces (module notes).
+
+    ``align``: remove the probe's backlash from the releasing samples and shift the capture so that its
+    contact point lies on the model's (:mod:`hapticam.identify.alignment`); ``x_offset_m`` sets the shift
+    (m, added to the capture's positions) instead of finding it. The report gives both."""
     th = thresholds or Thresholds()
     prepared = prepare(capture)
+    backlash = remove_backlash(prepared) if align else 0.0
+    offset = _contact_offset(model, prepared) if (align and x_offset_m is None) else float(x_offset_m or 0.0)
+    if not math.isfinite(offset):
+        raise UsageError(f"x offset must be a finite length in m, got {x_offset_m}")
     t_cap = capture.t_s - capture.t_s[0]
-    x_cap = capture.x_m
+    x_cap = prepared.x + offset
     median_speed = float(np.median(np.abs(prepared.v)))
-
     if speedup is None:
         quasi = median_speed < QUASI_STATIC_MPS and is_quasi_static(
             model, np.linspace(x_cap.min(), x_cap.max(), 9))
         speedup = max(1.0, REPLAY_MPS / max(median_speed, 1e-12)) if quasi else 1.0
     elif not (math.isfinite(speedup) and speedup > 0):
         raise UsageError(f"speedup: must be a positive number, got {speedup}")
-
-    safety = SafetyConfig()
-    lead_s = safety.ramp_s + SETTLE_S
-    t_replay = lead_s + t_cap / speedup
-    duration_s = float(t_replay[-1]) + 2.0 / rate_hz
-    t_user = np.concatenate([[0.0], t_replay])
-    x_user = np.concatenate([[x_cap[0]], x_cap])
-
-    f_peak = float(np.max(np.abs(capture.f_N[capture.valid]))) if capture.valid.any() else 1.0
-    span = float(x_cap.max() - x_cap.min())
-    base = SimParams()
-    device = replace(base, max_force_N=max_force_N if max_force_N is not None else max(base.max_force_N,
-                                                                                         2.0 * f_peak),
-                     max_force_rate_N_per_s=max(base.max_force_rate_N_per_s, 1000.0 * 2.0 * f_peak),
-                     workspace_m=(float(x_cap.min()) - 0.2 * span - 1e-3, float(x_cap.max()) + 0.2 * span + 1e-3))
-    probe_b = 2.0 * math.sqrt(PROBE_STIFFNESS_N_PER_M * device.handle_mass_kg)  # critical damping
-    user = position_user(t_user, x_user, stiffness_N_per_m=PROBE_STIFFNESS_N_PER_M, damping_N_s_per_m=probe_b,
-                         name=f"replay of {capture.name}")
-    result: RenderResult = run_simulated(model, device, user, rate_hz=rate_hz, duration_s=duration_s,
-                                         safety=safety, config=LoopConfig(rate_hz=rate_hz, realtime=False),
-                                         seed=seed)
-
+    result, t_replay, device, lead_s = _replay(model, capture, t_cap, x_cap, speedup, rate_hz, max_force_N, seed)
     # Rendered force and handle position at the capture's sample times (tick values interpolated).
     f_ren = np.interp(t_replay, result.t_s, result.force_N)
     x_ren = np.interp(t_replay, result.t_s, result.x_m)
     valid = capture.valid.copy()
     direction = prepared.direction.astype(np.int64)
-
     overall = fit_report(capture.f_N[valid], f_ren[valid])
     per_direction: dict[str, dict[str, float]] = {}
     for name, d in (("pressing", 1), ("releasing", -1)):
         sel = valid & (direction == d)
         if sel.sum() >= 2:
             per_direction[name] = fit_report(capture.f_N[sel], f_ren[sel])
-
-    lo, hi = float(x_cap.min()), float(x_cap.max())
-    # Bins of 10 um, or wider where the probe moves further than that between samples (fast excitations),
-    # so that every bin holds samples of several passes.
-    step_m = float(np.median(np.abs(np.diff(x_cap)))) if x_cap.size > 1 else 0.0
-    bin_m = max(1e-5, (hi - lo) / 5000.0, 2.0 * step_m)
-    curves_ref = fx_curves(x_cap[valid], capture.f_N[valid], direction[valid], bin_m, (lo, hi))
-    curves_ren = fx_curves(x_ren[valid], f_ren[valid], direction[valid], bin_m, (lo, hi))
-    feats_ref = key_features(curves_ref, th)
-    feats_ren = key_features(curves_ren, th)
-    report = FeatureReport(feats_ref, feats_ren, compare_features(feats_ref, feats_ren, th))
-
+    curves_ref, curves_ren, report = _features(x_cap, x_ren, capture.f_N, f_ren, direction, valid, th)
     failures: list[str] = []
     if overall["fit_percent"] < th.fit_percent:
         failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %")
@@ -190,7 +166,6 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     counts: dict[str, int] = {}
     for event in result.events:
         counts[event.name] = counts.get(event.name, 0) + 1
-
     return VerifyResult(
         model_name=model_name, capture_name=capture.name, t_s=t_cap, x_reference_m=x_cap, x_rendered_m=x_ren,
         force_reference_N=capture.f_N, force_rendered_N=f_ren, direction=direction, valid=valid,
@@ -199,5 +174,61 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         thresholds=th, passed=not failures, failures=failures,
         replay={"rate_hz": rate_hz, "speedup": speedup, "lead_in_s": lead_s, "ticks": int(result.t_s.size),
                 "probe_stiffness_N_per_m": PROBE_STIFFNESS_N_PER_M, "device_max_force_N": device.max_force_N,
-                "median_capture_speed_mps": median_speed},
+                "median_capture_speed_mps": median_speed, "backlash_m": backlash, "x_offset_m": offset},
         safety_events=counts, capture_source=str(capture.metadata.get("source", "")))
+
+
+def _contact_offset(model: Model, prepared: Any) -> float:
+    """Shift (m) that puts the capture's pressing contact point on the model's (0 if either has none)."""
+    press = prepared.group(1)
+    if press.size < 10 or float(np.median(np.abs(prepared.v))) >= QUASI_STATIC_MPS:
+        return 0.0
+    c_cap = contact_point(prepared.x[press], prepared.f[press])
+    lo, hi = float(prepared.x.min()), float(prepared.x.max())
+    span = hi - lo
+    xs = np.linspace(lo - 0.2 * span, hi + 0.2 * span, 2001)
+    compiled = model.compile()
+    fs = np.array([_once(compiled, x, 1e-3, 0.0, 1.0) for x in xs])
+    c_mod = contact_point(xs, fs)
+    if c_cap is None or c_mod is None:
+        return 0.0
+    return float(c_mod - c_cap)
+
+
+def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray, speedup: float,
+            rate_hz: float, max_force_N: float | None, seed: int) -> tuple[RenderResult, np.ndarray, Any, float]:
+    """Drive the simulated handle along ``x_cap`` (sped up) through the render loop; return the result,
+    the replay times of the capture's samples, the device parameters and the lead-in (s)."""
+    safety = SafetyConfig()
+    lead_s = safety.ramp_s + SETTLE_S
+    t_replay = lead_s + t_cap / speedup
+    duration_s = float(t_replay[-1]) + 2.0 / rate_hz
+    t_user = np.concatenate([[0.0], t_replay])
+    x_user = np.concatenate([[x_cap[0]], x_cap])
+    f_peak = float(np.max(np.abs(capture.f_N[capture.valid]))) if capture.valid.any() else 1.0
+    span = float(x_cap.max() - x_cap.min())
+    base = SimParams()
+    device = replace(base, max_force_N=max_force_N if max_force_N is not None else max(base.max_force_N,
+                                                                                         2.0 * f_peak),
+                     max_force_rate_N_per_s=max(base.max_force_rate_N_per_s, 1000.0 * 2.0 * f_peak),
+                     workspace_m=(float(x_cap.min()) - 0.2 * span - 1e-3, float(x_cap.max()) + 0.2 * span + 1e-3))
+    probe_b = 2.0 * math.sqrt(PROBE_STIFFNESS_N_PER_M * device.handle_mass_kg)  # critical damping
+    user = position_user(t_user, x_user, stiffness_N_per_m=PROBE_STIFFNESS_N_PER_M, damping_N_s_per_m=probe_b,
+                         name=f"replay of {capture.name}")
+    result = run_simulated(model, device, user, rate_hz=rate_hz, duration_s=duration_s, safety=safety,
+                           config=LoopConfig(rate_hz=rate_hz, realtime=False), seed=seed)
+    return result, t_replay, device, lead_s
+
+
+def _features(x_cap, x_ren, f_cap, f_ren, direction, valid, th):
+    """F-x curves of the capture and the rendering and the perceptual feature comparison."""
+    lo, hi = float(x_cap.min()), float(x_cap.max())
+    # Bins of 10 um, or wider where the probe moves further than that between samples (fast excitations),
+    # so that every bin holds samples of several passes.
+    step_m = float(np.median(np.abs(np.diff(x_cap)))) if x_cap.size > 1 else 0.0
+    bin_m = max(1e-5, (hi - lo) / 5000.0, 2.0 * step_m)
+    curves_ref = fx_curves(x_cap[valid], f_cap[valid], direction[valid], bin_m, (lo, hi))
+    curves_ren = fx_curves(x_ren[valid], f_ren[valid], direction[valid], bin_m, (lo, hi))
+    feats_ref = key_features(curves_ref, th)
+    feats_ren = key_features(curves_ren, th)
+    return curves_ref, curves_ren, FeatureReport(feats_ref, feats_ren, compare_features(feats_ref, feats_ren, th))

@@ -1,0 +1,90 @@
+"""Where contact starts, the probe's backlash, and which samples to hold out.
+
+Contact point
+    The first position at which the force rises above the noise and stays there (seed 004's contact
+    datum, from the force rather than from a separate sensor): the force before contact is the median of
+    the :data:`HEAD_SAMPLES` samples nearest the start, the noise ``sigma`` the robust spread (MAD) of the
+    sample-to-sample differences over ``sqrt 2`` (steps and slopes do not inflate it), the threshold
+    ``max(6 sigma, 2 % of the force range)`` above the start, and the rise must hold for
+    :data:`HOLD_SAMPLES` samples.
+
+Backlash
+    A lead-screw probe reverses with lost motion: on the way back the commanded position moves before
+    the tip does, so the whole releasing curve is recorded shifted towards smaller x. On a steep part (the
+    switch's first rise, its bottom-out wall) the shifted releasing force then reads *above* the pressing
+    force, which no passive object does. The shift is the difference of the two directions' contact
+    points; :func:`remove_backlash` moves the releasing samples back by it (only when it is positive and
+    under :data:`MAX_BACKLASH_FRACTION` of the travel; otherwise nothing is changed and ``0`` returned).
+
+Hold-out
+    :func:`holdout_mask` picks the samples that validate a fit: the last press/release cycle when the
+    capture has two or more, else (one stroke each way, a quasi-static capture) every fifth block of
+    :data:`BLOCK_SAMPLES` consecutive samples, so both directions and the whole travel are represented
+    on both sides of the split.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hapticam.identify.preprocess import Prepared
+
+HOLD_SAMPLES = 3
+HEAD_SAMPLES = 5
+MAX_BACKLASH_FRACTION = 0.05
+BLOCK_SAMPLES = 1
+#: captures slower than this (m/s, median) are quasi-static
+QUASI_STATIC_MPS = 1e-3
+
+
+def contact_point(x_m: np.ndarray, f_N: np.ndarray) -> float | None:
+    """Contact point (m) of one direction's samples (any order), or ``None`` if the force never rises or
+    the object is already loaded at the start (the force there is not near zero: no free travel)."""
+    order = np.argsort(x_m, kind="stable")
+    x, f = np.asarray(x_m)[order], np.asarray(f_N)[order]
+    if x.size < 10:
+        return None
+    base = float(np.median(f[:HEAD_SAMPLES]))                        # the force before contact
+    sigma = 1.4826 * float(np.median(np.abs(np.diff(f)))) / np.sqrt(2.0)   # MAD of differences -> noise std
+    threshold = base + max(6.0 * sigma, 0.02 * float(np.ptp(f)))
+    if abs(base) > 0.02 * float(np.ptp(f)) + 6.0 * sigma:
+        return None                                                     # in contact from the start
+    above = f > threshold
+    run = np.convolve(above.astype(np.int64), np.ones(HOLD_SAMPLES, dtype=np.int64), mode="valid")
+    hits = np.flatnonzero(run == HOLD_SAMPLES)
+    return float(x[hits[0]]) if hits.size else None
+
+
+def remove_backlash(prep: Prepared) -> float:
+    """Estimate the probe's backlash (m) from the two contact points and remove it from the releasing
+    samples of ``prep`` in place (module notes). Returns the shift applied (0 when none).
+
+    Only quasi-static captures (median speed under :data:`QUASI_STATIC_MPS`) are corrected: at speed,
+    damping alone separates the two directions' threshold crossings."""
+    if float(np.median(np.abs(prep.v))) >= QUASI_STATIC_MPS:
+        return 0.0
+    press, release = prep.group(1), prep.group(-1)
+    if press.size < 10 or release.size < 10:
+        return 0.0
+    cp = contact_point(prep.x[press], prep.f[press])
+    cr = contact_point(prep.x[release], prep.f[release])
+    if cp is None or cr is None:
+        return 0.0
+    shift = cp - cr
+    travel = float(np.ptp(prep.x[prep.valid]))
+    if not (0.0 < shift <= MAX_BACKLASH_FRACTION * travel):
+        return 0.0
+    prep.x = np.where(prep.direction < 0, prep.x + shift, prep.x)
+    return shift
+
+
+def holdout_mask(prep: Prepared) -> tuple[np.ndarray, str]:
+    """Boolean mask of the held-out samples and a description (module notes)."""
+    n = prep.x.size
+    turns = np.flatnonzero(np.diff(prep.direction.astype(np.int64)) > 0)   # releasing -> pressing
+    if turns.size >= 1 and turns[-1] > n // 3:
+        mask = np.zeros(n, dtype=bool)
+        mask[turns[-1] + 1:] = True
+        return mask, "the last press/release cycle"
+    block = np.arange(n) // BLOCK_SAMPLES
+    return block % 5 == 4, f"every fifth block of {BLOCK_SAMPLES} samples"
