@@ -396,7 +396,7 @@ def _fit_model(prep: Prepared, fixed_terms: dict[str, float], opts: dict[str, An
     passive = None
     hold = opts["grid"]
     if opts["allow_active"] or opts["interpolation"] != "constant":
-        tables = {n: with_held_ends(d.segmentation.breakpoints_m, d.theta, hold) for n, d in dirs.items()}
+        tables = {n: with_held_ends(designs[n].bp, d.theta, hold) for n, d in dirs.items()}
         if opts["allow_active"]:
             notes.append("fitted without passivity constraints (allow_active): the model may generate energy")
     else:
@@ -481,7 +481,8 @@ def _fit_direction(name, prep, regress, idx, free, fixed_vec, opts):
     p_std[:, free] = np.sqrt(np.maximum(prof.sigma2 * np.diagonal(prof.P_recorded, axis1=1, axis2=2), 0.0))
     seg = segment(x, phi, y, edges, x_col=x_col, one_col=one_col, mode=interpolation,
                   tolerance_N=opts["tolerance"], penalty=opts["penalty"], max_segments=opts["max_segments"])
-    bp = seg.breakpoints_m
+    bp = seg.breakpoints_m.copy()
+    bp[0], bp[-1] = x.min(), x.max()          # the grid's end cells hold no data beyond the samples
     if interpolation == "constant":
         theta, std, rms, counts = _constant_segments(x, phi, y, bp, free, fixed_vec, x_col, one_col)
     else:

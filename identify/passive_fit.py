@@ -87,10 +87,6 @@ class DirectionDesign:
         rows[i, seg * p + self.free.index(F0)] = 1.0
         return rows
 
-    def fixed_static(self) -> float:
-        """Static force contributed by fixed terms (none: m and b have no static part)."""
-        return 0.0
-
     def dynamic_bound_rows(self) -> np.ndarray:
         """Rows of ``-m <= 0`` and ``-b <= 0`` for every free m and b."""
         p = len(self.free)
@@ -164,6 +160,7 @@ def fit_passive(designs: dict[str, DirectionDesign], hold_m: float) -> PassiveFi
     for n, o0, o1 in zip(names, offsets[:-1], offsets[1:]):
         d = designs[n]
         out[n] = d.theta_table(sol.theta[o0:o1])
+        out[n][:, [M, B]] = np.maximum(out[n][:, [M, B]], 0.0)    # bounds that bind hold to rounding: exactly 0
         free_tables[n] = d.theta_table(sol.theta0[o0:o1])
         bps[n] = d.bp
     for n in names:
