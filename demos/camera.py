@@ -134,10 +134,11 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
     result.passed = check.passed
     result.stages["verify"] = {"fit_percent": check.fit_percent, "rms_N": check.rms_N,
                                "max_error_N": check.max_error_N, "noticeable": check.features.noticeable,
-                               "passed": check.passed, "seconds": round(time.perf_counter() - t0, 2)}
+                               "passed": check.passed, "passive": check.passive, "seconds": round(time.perf_counter() - t0, 2)}
     what = "the same capture" if capture_path is not None else "a held-out triangular press"
     say(f"[4/4] verify    against {what}: fit {check.fit_percent:.2f} %, RMS {check.rms_N * 1e3:.1f} mN, "
-        f"max {check.max_error_N * 1e3:.0f} mN -> {result.files['report_png']}")
+        f"max {check.max_error_N * 1e3:.0f} mN, passive {'yes' if check.passive else 'NO'} "
+        f"-> {result.files['report_png']}")
     for verdict in check.features.verdicts:
         say(f"              {verdict.name:<30} {'a user could feel the difference' if verdict.noticeable else 'same'}")
     say(f"verdict: {'PASS: the rendering feels like the object' if check.passed else 'FAIL: ' + '; '.join(check.failures)}")

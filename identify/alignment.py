@@ -15,6 +15,8 @@ Backlash
     force, which no passive object does. The shift is the difference of the two directions' contact
     points; :func:`remove_backlash` moves the releasing samples back by it (only when it is positive and
     under :data:`MAX_BACKLASH_FRACTION` of the travel; otherwise nothing is changed and ``0`` returned).
+    On the twelve real switch captures a uniform shift of the whole releasing curve removes the apparent
+    energy generation at both the first rise and the bottom-out wall.
 
 Hold-out
     :func:`holdout_mask` picks the samples that validate a fit: the last press/release cycle when the

@@ -45,6 +45,13 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     imp.add_argument("--cutoff-hz", type=float, default=None,
                      help="low-pass cutoff for differentiating position (default: from the excitation band)")
     imp.add_argument("--validate", metavar="OTHER_CAPTURE", help="also report the fit on another capture")
+    imp.add_argument("--allow-active", action="store_true",
+                     help="fit without the passivity constraints (the model may generate energy on a device; "
+                          "every command that uses it warns)")
+    imp.add_argument("--no-holdout", dest="holdout", action="store_false",
+                     help="do not validate on held-out samples (default: last cycle, or every fifth sample)")
+    imp.add_argument("--no-backlash", dest="backlash", action="store_false",
+                     help="do not estimate and remove the probe's backlash")
     imp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     imp.set_defaults(func=_cmd_impedance)
     p.set_defaults(func=lambda args: _no_command(p))
@@ -128,6 +135,7 @@ class _Progress:
 def _cmd_impedance(args: argparse.Namespace) -> int:
     from hapticam.capture_io import load_capture
     from hapticam.identify.impedance_fit import identify_impedance, validate_model
+    from hapticam.models.passivity import check_passivity
 
     _check_args(args)
     fixed = _parse_fix(args.fix)
@@ -138,11 +146,21 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
         fit = identify_impedance(capture, forgetting=args.forgetting,
                                  grid_m=None if args.grid_mm is None else args.grid_mm * 1e-3,
                                  tolerance=args.tolerance, max_segments=args.max_segments, fixed=fixed,
-                                 interpolation=args.interpolation, cutoff_hz=args.cutoff_hz, progress=bar)
+                                 interpolation=args.interpolation, cutoff_hz=args.cutoff_hz,
+                                 allow_active=args.allow_active, holdout=args.holdout,
+                                 correct_backlash=args.backlash, progress=bar)
         summary = dict(fit.summary)
+        verdict = check_passivity(fit.model)
+        summary["passive"] = verdict.passive
+        summary["passivity_issues"] = verdict.issues
         if other is not None:
             val = validate_model(fit.model, other)
             summary["validate"] = {"capture": other.name, **val}
+            if val["fit_percent"] < summary["fit_percent"] - 5.0:
+                summary["notes"] = [*summary["notes"], f"warning: the fit on {other.name} "
+                                    f"({val['fit_percent']:.1f} %) is far below the training fit: the training "
+                                    "excitation does not support this model; identify from a slow triangle "
+                                    "(quasi-static) or a 1-4 Hz swept sine"]
             summary["validate_fit_percent"] = val["fit_percent"]
             fit.provenance["metrics"]["validate_fit_percent"] = val["fit_percent"]
             fit.provenance["metrics"]["validate_rms_N"] = val["rms_N"]
@@ -197,6 +215,15 @@ def _table(s: dict[str, Any]) -> str:
                      f"{fitp:7.2f}")
     lines += ["", f"training fit {s['fit_percent']:.2f} % (seed 003 eq. 53), RMS {_fmt(s['rms_N'])} N, "
                   f"max {_fmt(s['max_N'])} N"]
+    if s.get("holdout", {}).get("fit_percent") is not None:
+        h = s["holdout"]
+        lines.append(f"held-out fit {h['fit_percent']:.2f} % on {h['held_out']} (fitted without them: "
+                     f"{h['training_fit_percent']:.2f} %)")
+    cost = s.get("passivity_cost_percent")
+    lines.append("passive: yes" + (f" (the constraints cost {cost:.3g} % of fit)" if cost else "")
+                 if s.get("passive") else "passive: NO -- " + "; ".join(s.get("passivity_issues", [])[:3]))
+    lo, hi = s["settings"]["data_range_m"]
+    lines.append(f"data from {1e3 * lo:.3f} to {1e3 * hi:.3f} mm; beyond it the force holds its end value")
     if "validate" in s:
         v = s["validate"]
         lines.append(f"validation fit {v['fit_percent']:.2f} % on {v['capture']}, RMS {_fmt(v['rms_N'])} N, "

@@ -257,6 +257,7 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     report(0.0, "preprocess")
     prep = prepare(capture, cutoff_hz=cutoff_hz, dead_band_mps=dead_band_mps)
     notes: list[str] = []
+    grid = _grid(prep, grid_m, notes)                     # on the recorded travel, before any correction
     backlash = remove_backlash(prep) if correct_backlash else 0.0
     if backlash:
         notes.append(f"probe backlash {1e3 * backlash:.3g} mm (difference of the two directions' contact "
@@ -266,7 +267,6 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
                      f"(samples {', '.join(str(int(i)) for i in capture.dropouts[:10])}"
                      f"{', ...' if capture.dropouts.size > 10 else ''})")
     identifiable, fixed_terms = _identifiability(prep, settings["fixed"], notes)
-    grid = _grid(prep, grid_m, notes)
     opts = dict(lam=float(forgetting), grid=grid, tolerance=tolerance, penalty=penalty,
                 max_segments=int(max_segments), interpolation=interpolation, allow_active=bool(allow_active))
     validation = None
@@ -588,6 +588,7 @@ def _summary(capture, dirs, identifiable, metrics, settings, notes) -> dict[str,
                          "excess_rms_N": d.segmentation.excess_rms_N()}
     return {"capture": capture.name, "samples": capture.n, "dropouts": int(capture.dropouts.size),
             "fit_percent": metrics["fit_percent"], "rms_N": metrics["rms_N"], "max_N": metrics["max_N"],
+            "passivity_cost_percent": metrics.get("passivity_cost_percent"),
             "segments": {name: d["segments"] for name, d in per_dir.items()},
             "identifiable": dict(identifiable), "directions": per_dir,
             "settings": {k: v for k, v in settings.items() if k not in ("identifiable",)}, "notes": list(notes)}

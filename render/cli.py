@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     clock.add_argument("--simulated-clock", dest="realtime", action="store_false",
                        help="run on a simulated clock, as fast as possible (simulator only)")
     p.add_argument("--passivity", action="store_true", help="enable the passivity observer/controller")
+    p.add_argument("--allow-active", action="store_true",
+                   help="render a model that is not passive (refused by default: it could push energy into the hand)")
     p.add_argument("--max-force", type=float, default=None, help="force limit below the device's (N)")
     p.add_argument("--seed", type=int, default=0, help="simulator noise seed")
     p.set_defaults(func=_cmd_render)
@@ -78,6 +80,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     _positive("--max-force", args.max_force)
     config = LoopConfig(rate_hz=args.rate).checked()
     model = load_model_only(args.model)
+    from hapticam.render.gate import check_for_device
     if args.duration is None and not args.realtime:
         args.duration = 2.0
     user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
@@ -85,6 +88,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
     safety = SafetyConfig(max_force_N=args.max_force, passivity=args.passivity)
     n = None if args.realtime else int(round(args.duration * config.rate_hz))
     with device:
+        for warning in check_for_device(model, device.spec, config.rate_hz, allow_active=args.allow_active):
+            print(f"warning: {warning}", file=sys.stderr)
         if not args.realtime and not device.servo_binding().simulated:
             raise UsageError(f"--device {args.device}: --simulated-clock needs a simulated device; "
                              "hardware runs in real time")

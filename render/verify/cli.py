@@ -92,6 +92,9 @@ def summary_table(result) -> str:
              f"  replay: {result.replay['ticks']} ticks at {result.replay['rate_hz']:g} Hz, "
              f"speed x{result.replay['speedup']:.3g}; safety events: "
              + (", ".join(f"{k} {v}" for k, v in sorted(result.safety_events.items())) or "none"),
+             f"  alignment: backlash {result.replay.get('backlash_m', 0.0) * 1e3:.3g} mm removed from the releasing "
+             f"samples, capture shifted by {result.replay.get('x_offset_m', 0.0) * 1e3:+.3g} mm onto the model's "
+             "contact point",
              "",
              f"  {'metric':<30} {'captured':>12} {'rendered':>12} {'difference':>12} {'threshold':>12}  verdict"]
 
@@ -101,6 +104,7 @@ def summary_table(result) -> str:
     th = result.thresholds
     row("fit, all (%)", "", f"{result.fit_percent:.2f}", "", f">= {th.fit_percent:g}",
         result.fit_percent >= th.fit_percent)
+    row("passive", "", "yes" if result.passive else "no", "", "yes", result.passive)
     for name, m in result.per_direction.items():
         row(f"fit, {name} (%)", "", f"{m['fit_percent']:.2f}", f"rms {m['rms_N'] * 1e3:.1f} mN", "", True)
     row("RMS / max error (N)", "", f"{result.rms_N:.4f}", f"{result.max_error_N:.4f}", "", True)

@@ -42,6 +42,7 @@ from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import prepare
 from hapticam.models.base import Model
 from hapticam.models.kernels import model_force
+from hapticam.models.passivity import check_passivity
 from hapticam.render.loop import LoopConfig, run_simulated
 from hapticam.render.result import RenderResult
 from hapticam.render.safety import SafetyConfig
@@ -80,6 +81,8 @@ class VerifyResult:
     replay: dict[str, Any] = field(default_factory=dict)
     capture_source: str = ""
     safety_events: dict[str, int] = field(default_factory=dict)
+    passive: bool = True
+    passivity_issues: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (arrays left out; see the figure and the recording for those)."""
@@ -94,6 +97,7 @@ class VerifyResult:
             "noticeable_differences": self.features.noticeable,
             "thresholds": vars(self.thresholds).copy(), "replay": self.replay,
             "safety_events": self.safety_events, "samples_compared": int(self.valid.sum()),
+            "passive": self.passive, "passivity_issues": self.passivity_issues,
         }
 
 
@@ -157,6 +161,9 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
             per_direction[name] = fit_report(capture.f_N[sel], f_ren[sel])
     curves_ref, curves_ren, report = _features(x_cap, x_ren, capture.f_N, f_ren, direction, valid, th)
     failures: list[str] = []
+    passivity = check_passivity(model)
+    if not passivity.passive:
+        failures.append("the model is not passive: " + "; ".join(passivity.issues[:2]))
     if overall["fit_percent"] < th.fit_percent:
         failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %")
     for verdict in report.verdicts:
@@ -175,7 +182,8 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         replay={"rate_hz": rate_hz, "speedup": speedup, "lead_in_s": lead_s, "ticks": int(result.t_s.size),
                 "probe_stiffness_N_per_m": PROBE_STIFFNESS_N_PER_M, "device_max_force_N": device.max_force_N,
                 "median_capture_speed_mps": median_speed, "backlash_m": backlash, "x_offset_m": offset},
-        safety_events=counts, capture_source=str(capture.metadata.get("source", "")))
+        safety_events=counts, capture_source=str(capture.metadata.get("source", "")),
+        passive=passivity.passive, passivity_issues=list(passivity.issues))
 
 
 def _contact_offset(model: Model, prepared: Any) -> float:

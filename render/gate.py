@@ -1,0 +1,60 @@
+"""The gate where a model meets a device: is it safe to render here?
+
+- Passivity: a model that can generate energy (:func:`hapticam.models.passivity.check_passivity`) is
+  refused unless the caller says ``allow_active`` (``--allow-active``); then every issue is a warning.
+- Stability: a stiffness above what the device renders passively at the loop rate, Colgate & Schenkel's
+  ``K < 2 b / T`` for the device's physical damping ``b`` (:meth:`DeviceSpec.max_stable_stiffness`),
+  is a warning naming the parameter: the safety layer will saturate or the passivity controller damp it,
+  but the rendering will not feel like the model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hapticam.devices.base import DeviceSpec
+from hapticam.errors import UsageError
+from hapticam.models.base import Model
+from hapticam.models.passivity import check_passivity
+
+
+def stiffnesses_Npm(model: Model) -> list[tuple[str, float]]:
+    """Every stiffness parameter of the model (keys ending in ``_Npm``, N/m) with its path."""
+    found: list[tuple[str, float]] = []
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{path}.{key}" if path else str(key))
+        elif isinstance(node, list):
+            if path.endswith("_Npm") and all(isinstance(v, (int, float)) for v in node):
+                found.extend((f"{path}[{i}]", float(v)) for i, v in enumerate(node))
+            else:
+                for i, value in enumerate(node):
+                    walk(value, f"{path}[{i}]")
+        elif path.endswith("_Npm") and isinstance(node, (int, float)) and not isinstance(node, bool):
+            found.append((path, float(node)))
+
+    walk(model.to_dict(), "")
+    return found
+
+
+def check_for_device(model: Model, spec: DeviceSpec, rate_hz: float, *, allow_active: bool = False
+                     ) -> list[str]:
+    """Warnings for rendering ``model`` on a device with ``spec`` at ``rate_hz``; raises
+    :class:`~hapticam.errors.UsageError` for a model that is not passive unless ``allow_active``."""
+    warnings: list[str] = []
+    report = check_passivity(model)
+    if not report.passive:
+        if not allow_active:
+            raise UsageError("the model is not passive (" + "; ".join(report.issues[:3])
+                             + "): it could push energy into the user's hand; re-identify it without "
+                               "--allow-active, or pass --allow-active to render it anyway")
+        warnings.extend(f"not passive: {issue}" for issue in report.issues)
+    limit = spec.max_stable_stiffness(rate_hz)
+    worst = max(stiffnesses_Npm(model), key=lambda item: abs(item[1]), default=None)
+    if worst is not None and abs(worst[1]) > limit:
+        warnings.append(f"stiffness {worst[0]} = {worst[1]:.4g} N/m exceeds the {limit:.4g} N/m this device "
+                        f"renders stably at {rate_hz:g} Hz (2 b / T, b = {spec.damping_N_s_per_m:g} N s/m): "
+                        "expect saturation or added damping")
+    return warnings
