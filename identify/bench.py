@@ -10,11 +10,17 @@ data, in one run, this times
 
 and reports the times (best of ``repeat``) and the ratios. Absolute times drift on shared machines; the
 ratios are the result.
+
+It also times the whole impedance pipeline (:func:`hapticam.identify.impedance_fit.identify_impedance`,
+passive constrained fit and hold-out check included) on each capture of a folder (by default the
+repository's twelve real switch captures), beside the same pipeline without the passivity constraints
+(``allow_active``), so the constrained fit's share shows as a ratio.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -97,6 +103,29 @@ def run_bench(n: int = 360_000, repeat: int = 3, lam: float = 0.999, padasip: bo
     return results
 
 
+#: the repository's real switch captures (present in a source checkout or an editable install)
+DEFAULT_CAPTURES = Path(__file__).resolve().parent.parent / "tests" / "data" / "switch_curves"
+
+
+def run_pipeline_bench(folder: Path | None = None, repeat: int = 3) -> list[dict[str, Any]]:
+    """Seconds per capture of the whole impedance pipeline, passive (default) and unconstrained."""
+    from hapticam.capture_io import load_capture
+    from hapticam.identify.impedance_fit import identify_impedance
+
+    paths = sorted(Path(folder or DEFAULT_CAPTURES).glob("*.csv"))
+    rows = []
+    for path in paths:
+        capture = load_capture(path)
+        identify_impedance(capture)                    # compile (or load from the numba cache) first
+        t_passive, fit = _best(lambda: identify_impedance(capture), repeat)
+        t_free, _ = _best(lambda: identify_impedance(capture, allow_active=True), repeat)
+        rows.append({"capture": path.name, "samples": capture.n, "pipeline_s": t_passive,
+                     "unconstrained_s": t_free, "ratio": t_passive / t_free,
+                     "fit_percent": fit.summary["fit_percent"],
+                     "holdout_fit_percent": fit.summary["holdout"]["fit_percent"]})
+    return rows
+
+
 def format_table(r: dict[str, Any]) -> str:
     """The results as a small text table."""
     rows = [("hapticam EWLS core (numba)", r["hapticam_ewls_core_s"], 1.0),
@@ -110,4 +139,14 @@ def format_table(r: dict[str, Any]) -> str:
     if r.get("padasip_s") is None and "padasip_note" in r:
         lines.append(f"padasip: {r['padasip_note']}")
     lines.append(f"lambda = 1 vs lstsq: max relative difference {r['max_rel_diff_lam1_vs_lstsq']:.2e}")
+    pipe = r.get("pipeline") or []
+    if pipe:
+        lines += ["", f"{'whole pipeline per capture':<34}{'samples':>8}{'passive s':>11}{'free s':>9}"
+                      f"{'ratio':>7}{'fit %':>8}{'held-out %':>11}", "-" * 88]
+        lines += [f"{p['capture'][:33]:<34}{p['samples']:>8}{p['pipeline_s']:>11.3f}{p['unconstrained_s']:>9.3f}"
+                  f"{p['ratio']:>7.2f}{p['fit_percent']:>8.2f}{p['holdout_fit_percent']:>11.2f}" for p in pipe]
+        worst = max(p["pipeline_s"] for p in pipe)
+        lines.append(f"slowest capture {worst:.3f} s")
+    elif "pipeline_note" in r:
+        lines.append(r["pipeline_note"])
     return "\n".join(lines)

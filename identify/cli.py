@@ -63,6 +63,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     b.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     b.add_argument("--samples", type=int, default=360_000, help="samples (default 360000)")
     b.add_argument("--repeat", type=int, default=3, help="timing repeats, best kept (default 3)")
+    b.add_argument("--captures", metavar="DIR", default=None,
+                   help="folder of captures to time the whole pipeline on (default: the repository's switch captures)")
     b.set_defaults(func=_cmd_bench)
 
 
@@ -186,7 +188,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         raise UsageError(f"--repeat must be >= 1, got {args.repeat}")
     if args.json and not (Path(args.json).parent if str(Path(args.json).parent) else Path(".")).is_dir():
         raise UsageError(f"--json {args.json}: folder does not exist")
+    from hapticam.identify.bench import DEFAULT_CAPTURES, run_pipeline_bench
+
+    folder = Path(args.captures) if args.captures else DEFAULT_CAPTURES
+    if args.captures and not folder.is_dir():
+        raise UsageError(f"--captures {args.captures}: not a folder")
     results = run_bench(n=args.samples, repeat=args.repeat)
+    if folder.is_dir():
+        results["pipeline"] = run_pipeline_bench(folder, repeat=args.repeat)
+    else:
+        results["pipeline_note"] = (f"no captures at {folder}: pass --captures DIR to time the whole pipeline")
     print(format_table(results))
     if args.json:
         Path(args.json).write_text(json.dumps(json_safe(results), indent=2) + "\n", encoding="utf-8")
