@@ -88,6 +88,12 @@ def _cmd_show(args: argparse.Namespace) -> int:
     print("passivity:")
     for line in str(check_passivity(model)).splitlines():
         print(f"  {line}")
+    data_range = (doc.provenance.get("settings") or {}).get("data_range_m")
+    if isinstance(data_range, list) and len(data_range) == 2:
+        print(f"data:     captured from {1e3 * data_range[0]:.3f} to {1e3 * data_range[1]:.3f} mm; beyond that the "
+              "model extrapolates (identified models hold the force at its end value)")
+    elif doc.provenance.get("method") != "hand-authored":
+        print("data:     the model file does not say which range of positions its data covered")
     return 0
 
 
