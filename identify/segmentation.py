@@ -285,40 +285,16 @@ def segment(x: np.ndarray, phi: np.ndarray, y: np.ndarray, edges_m: np.ndarray, 
     cost = np.empty((ncell + 1, ncell + 1))
     cost.fill(np.inf)
     _cost_matrix(G, h, syy, cnt, el, B1, B2, ms, cost)
-    # the cell-by-cell reference fit (cells too sparse to fit alone count as exact)
-    theta = np.empty(q)
-    rss_cells = 0.0
-    for i in range(ncell):
-        if cnt[i + 1] - cnt[i] >= ms:
-            c = 0.5 * (el[i] + el[i + 1])
-            rss_cells += _solve_centered(G[i + 1] - G[i], h[i + 1] - h[i], syy[i + 1] - syy[i],
-                                         np.eye(q) + c * B1 + c * c * B2, theta)
+    rss_cells = _cells_rss(G, h, syy, cnt, el, B1, B2, ms, q)
     kmax = int(min(max_segments, ncell))
     D = np.full((kmax + 1, ncell + 1), np.inf)
     back = np.zeros((kmax + 1, ncell + 1), dtype=np.int64)
     _segment_neighbourhood(cost, kmax, D, back)
     rss_by_k = D[1:, ncell].copy()
-    feasible = np.isfinite(rss_by_k)
-    if not feasible.any():
+    if not np.isfinite(rss_by_k).any():
         raise IdentificationError("no feasible segmentation (too few samples per segment)")
     n = int(x.size)
-    excess = np.sqrt(np.maximum(rss_by_k - rss_cells, 0.0) / n)
-    met = True
-    if tolerance_N is not None:
-        ok = np.flatnonzero(feasible & (excess <= tolerance_N))
-        if ok.size:
-            K = int(ok[0]) + 1
-        else:
-            K = int(np.flatnonzero(feasible)[np.argmin(rss_by_k[feasible])]) + 1
-            met = False
-    elif penalty is None:
-        tolerance_N = default_tolerance(rss_cells, n, y)
-        ok = np.flatnonzero(feasible & (excess <= tolerance_N))
-        met = bool(ok.size)
-        K = int(ok[0]) + 1 if ok.size else int(np.flatnonzero(feasible)[np.argmin(rss_by_k[feasible])]) + 1
-    else:
-        score = np.where(feasible, rss_by_k + penalty * np.arange(1, kmax + 1), np.inf)
-        K = int(np.argmin(score)) + 1
+    K, met, tolerance_N = _choose_count(rss_by_k, rss_cells, n, y, tolerance_N, penalty)
     cuts = [ncell]
     j = ncell
     for k in range(K, 0, -1):
@@ -328,6 +304,34 @@ def segment(x: np.ndarray, phi: np.ndarray, y: np.ndarray, edges_m: np.ndarray, 
     cuts[0] = 0
     return Segmentation(edges_m=edges_m, cuts=cuts, rss_by_k=rss_by_k, rss_cells=float(rss_cells), n_samples=n,
                         tolerance_met=met, tolerance_N=float(tolerance_N) if tolerance_N is not None else float("nan"))
+
+
+def _cells_rss(G, h, syy, cnt, el, B1, B2, ms, q) -> float:
+    """RSS of the cell-by-cell reference fit (cells too sparse to fit alone count as exact)."""
+    theta = np.empty(q)
+    rss = 0.0
+    for i in range(el.size - 1):
+        if cnt[i + 1] - cnt[i] >= ms:
+            c = 0.5 * (el[i] + el[i + 1])
+            rss += _solve_centered(G[i + 1] - G[i], h[i + 1] - h[i], syy[i + 1] - syy[i],
+                                   np.eye(q) + c * B1 + c * c * B2, theta)
+    return rss
+
+
+def _choose_count(rss_by_k: np.ndarray, rss_cells: float, n: int, y: np.ndarray, tolerance_N: float | None,
+                  penalty: float | None) -> tuple[int, bool, float | None]:
+    """The segment count: the fewest within the tolerance (module notes), or the penalised optimum.
+    Returns ``(K, tolerance met, tolerance used)``."""
+    feasible = np.isfinite(rss_by_k)
+    excess = np.sqrt(np.maximum(rss_by_k - rss_cells, 0.0) / n)
+    best = int(np.flatnonzero(feasible)[np.argmin(rss_by_k[feasible])]) + 1
+    if tolerance_N is None and penalty is not None:
+        score = np.where(feasible, rss_by_k + penalty * np.arange(1, rss_by_k.size + 1), np.inf)
+        return int(np.argmin(score)) + 1, True, None
+    if tolerance_N is None:
+        tolerance_N = default_tolerance(rss_cells, n, y)
+    ok = np.flatnonzero(feasible & (excess <= tolerance_N))
+    return (int(ok[0]) + 1, True, tolerance_N) if ok.size else (best, False, tolerance_N)
 
 
 def default_tolerance(rss_cells: float, n: int, y: np.ndarray) -> float:
