@@ -5,7 +5,8 @@ Contact point
     datum, from the force rather than from a separate sensor): the force before contact is the median of
     the :data:`HEAD_SAMPLES` samples nearest the start, the noise ``sigma`` the robust spread (MAD) of the
     sample-to-sample differences over ``sqrt 2`` (steps and slopes do not inflate it), the threshold
-    ``max(6 sigma, 2 % of the force range)`` above the start, and the rise must hold for
+    ``max(6 sigma, 10 % of the median force over the travel)`` above the start (the median, not the range,
+    so a bottom-out wall or an end stop does not raise it), and the rise must hold for
     :data:`HOLD_SAMPLES` samples.
 
 Backlash
@@ -48,9 +49,10 @@ def contact_point(x_m: np.ndarray, f_N: np.ndarray) -> float | None:
         return None
     base = float(np.median(f[:HEAD_SAMPLES]))                        # the force before contact
     sigma = 1.4826 * float(np.median(np.abs(np.diff(f)))) / np.sqrt(2.0)   # MAD of differences -> noise std
-    threshold = base + max(6.0 * sigma, 0.02 * float(np.ptp(f)))
-    if abs(base) > 0.02 * float(np.ptp(f)) + 6.0 * sigma:
+    level = abs(float(np.median(f)) - base)                            # the force over the travel
+    if abs(base) > 0.5 * abs(float(np.median(f))) + 6.0 * sigma:
         return None                                                     # in contact from the start
+    threshold = base + max(6.0 * sigma, 0.1 * level)
     above = f > threshold
     run = np.convolve(above.astype(np.int64), np.ones(HOLD_SAMPLES, dtype=np.int64), mode="valid")
     hits = np.flatnonzero(run == HOLD_SAMPLES)

@@ -7,6 +7,8 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
+
 from hapticam.errors import UsageError
 from hapticam.fileio import json_safe
 from hapticam.render.verify.features import POSITION_JND_M, Thresholds
@@ -40,6 +42,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--speedup", type=float, default=None,
                    help="replay speed factor (default: automatic; faster only for quasi-static models and captures)")
     p.add_argument("--max-force", type=float, default=None, help="device force limit in N (default: sized to the capture)")
+    p.add_argument("--x-offset-mm", type=float, default=None,
+                   help="shift the capture by this much (mm) instead of aligning its contact point on the model's")
     p.set_defaults(func=_cmd_verify)
 
 
@@ -59,10 +63,15 @@ def _cmd_verify(args: argparse.Namespace) -> int:
                     force_floor_N=_positive("--force-floor", args.force_floor),
                     stiffness_weber=_positive("--stiffness-weber", args.stiffness_weber),
                     position_jnd_m=_positive("--position-jnd-mm", args.position_jnd_mm) * 1e-3)
-    if not math.isfinite(args.fit_threshold):
-        raise UsageError("--fit-threshold: must be a number")
+    if not (math.isfinite(args.fit_threshold) and 0.0 <= args.fit_threshold <= 100.0):
+        raise UsageError(f"--fit-threshold: a percentage from 0 to 100, got {args.fit_threshold:g}")
     if args.max_force is not None:
         _positive("--max-force", args.max_force)
+    x_offset = None
+    if args.x_offset_mm is not None:
+        if not math.isfinite(args.x_offset_mm):
+            raise UsageError(f"--x-offset-mm: must be a number, got {args.x_offset_mm}")
+        x_offset = args.x_offset_mm * 1e-3
     model = load_model_only(args.model)
     capture = load_capture(args.capture)
     report_dir = None
@@ -70,8 +79,15 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         report_dir = Path(args.report)
         if report_dir.exists() and not report_dir.is_dir():
             raise UsageError(f"--report: {report_dir} exists and is not a folder")
-    result = verify(model, capture, model_name=str(args.model), rate_hz=_positive("--rate", args.rate),
-                    thresholds=th, speedup=args.speedup, max_force_N=args.max_force)
+    rate = _positive("--rate", args.rate)
+    if args.speedup is not None:
+        # at least one servo tick per capture sample, or the replay skips the capture's motion
+        most = max(1.0, float(np.median(np.diff(capture.t_s))) * rate)
+        if not (math.isfinite(args.speedup) and 0 < args.speedup <= most):
+            raise UsageError(f"--speedup: must be between 0 and {most:.4g} for this capture at {rate:g} Hz "
+                             f"(one servo tick per capture sample), got {args.speedup:g}")
+    result = verify(model, capture, model_name=str(args.model), rate_hz=rate,
+                    thresholds=th, speedup=args.speedup, max_force_N=args.max_force, x_offset_m=x_offset)
     data = result.to_dict()
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
@@ -104,10 +120,12 @@ def summary_table(result) -> str:
     th = result.thresholds
     row("fit, all (%)", "", f"{result.fit_percent:.2f}", "", f">= {th.fit_percent:g}",
         result.fit_percent >= th.fit_percent)
-    row("passive", "", "yes" if result.passive else "no", "", "yes", result.passive)
     for name, m in result.per_direction.items():
-        row(f"fit, {name} (%)", "", f"{m['fit_percent']:.2f}", f"rms {m['rms_N'] * 1e3:.1f} mN", "", True)
-    row("RMS / max error (N)", "", f"{result.rms_N:.4f}", f"{result.max_error_N:.4f}", "", True)
+        row(f"fit, {name} (%)", "", f"{m['fit_percent']:.2f}", "", f">= {th.fit_percent:g}",
+            m["fit_percent"] >= th.fit_percent)
+    row("passive", "", "yes" if result.passive else "no", "", "yes", result.passive)
+    lines.append(f"  {'RMS error (N)':<30} {'':>12} {result.rms_N:>12.4f} {'':>12} {'':>12}  (information)")
+    lines.append(f"  {'max error (N)':<30} {'':>12} {result.max_error_N:>12.4f} {'':>12} {'':>12}  (information)")
     for v in result.features.verdicts:
         scale, unit = (1e3, "mm") if v.unit == "m" else (1.0, v.unit)
 

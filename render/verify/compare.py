@@ -193,8 +193,7 @@ def _contact_offset(model: Model, prepared: Any) -> float:
         return 0.0
     c_cap = contact_point(prepared.x[press], prepared.f[press])
     lo, hi = float(prepared.x.min()), float(prepared.x.max())
-    span = hi - lo
-    xs = np.linspace(lo - 0.2 * span, hi + 0.2 * span, 2001)
+    xs = np.linspace(lo, hi, 2001)                  # over the captured travel only (end stops lie outside)
     compiled = model.compile()
     fs = np.array([_once(compiled, x, 1e-3, 0.0, 1.0) for x in xs])
     c_mod = contact_point(xs, fs)

@@ -154,11 +154,20 @@ def key_features(curves: FxCurves, thresholds: Thresholds | None = None) -> KeyF
     i_travel0 = min(i_on + max(int(round(2e-4 / bin_m)), 1), last)
     travel_slope = np.median(np.abs(slope[i_travel0:last + 1])) if last > i_travel0 else 0.0
     steep = max(10.0 * travel_slope, 2000.0)
+    # The steep run may end before the last bin where a force limit flattens the top of the wall, so it
+    # is searched for in the last 15 % of the travel rather than required at the very end.
+    tail0 = max(i_travel0, last - int(0.15 * (last - first)))
+    steep_bins = tail0 + np.flatnonzero(slope[tail0:last + 1] > steep)
     i_bottom = last
-    while i_bottom > i_travel0 and slope[i_bottom] > steep:
-        i_bottom -= 1
-    if i_bottom < last - 1 and i_bottom > i_travel0:
-        feats.bottom_out_m = float(x[i_bottom])
+    if steep_bins.size:
+        i_hi = int(steep_bins[-1])
+        i_bottom = i_hi
+        while i_bottom > i_travel0 and slope[i_bottom] > steep:
+            i_bottom -= 1
+        if i_hi - i_bottom >= 1 and i_bottom > i_travel0:
+            feats.bottom_out_m = float(x[i_bottom])
+        else:
+            i_bottom = last
     i_end = i_bottom
 
     # Preload: median pressing force over the first 0.3 mm after the onset step.

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+import textwrap
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 
 from hapticam.errors import HapticError
-from hapticam.fileio import atomic_write_bytes, json_safe
+from hapticam.fileio import atomic_write, atomic_write_bytes, json_safe
 
 if TYPE_CHECKING:  # pragma: no cover
     from hapticam.render.verify.compare import VerifyResult
@@ -65,27 +64,23 @@ def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:
              _fmt(v.threshold, v.unit), "FEELS DIFFERENT" if v.noticeable else "same", v.note]
             for v in result.features.verdicts]
     if rows:
+        for r in rows:
+            r[-1] = textwrap.fill(r[-1], 60)
         table = ax_tab.table(cellText=rows, colLabels=["feature", "captured", "rendered", "difference",
-                                                       "JND", "verdict", "note"], loc="upper center")
+                                                       "JND", "verdict", "note"], loc="upper center",
+                             colWidths=[0.17, 0.09, 0.09, 0.09, 0.09, 0.1, 0.37], cellLoc="left")
         table.auto_set_font_size(False)
         table.set_fontsize(8)
-        table.scale(1, 1.4)
+        table.scale(1, 1.6)
     verdict = "PASS" if result.passed else "FAIL"
     ax_tab.set_title(f"{result.model_name} vs {result.capture_name}: {verdict}", fontsize=11)
     if result.capture_source:
         fig.text(0.01, 0.005, f"capture: {result.capture_source}", fontsize=7, color="dimgray")
 
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp.png")
     try:
-        fig.savefig(tmp, dpi=90)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise HapticError(f"{target}: cannot write the figure ({exc.strerror or exc})") from exc
+        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=90), error=HapticError)
     finally:
         plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _fmt(value: float | None, unit: str) -> str:
