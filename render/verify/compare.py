@@ -52,6 +52,8 @@ from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds
 PROBE_STIFFNESS_N_PER_M = 1.0e6
 SETTLE_S = 0.05
 QUASI_STATIC_MPS = 1e-3
+#: the contact-point shift is refined by this much (m) either way around the contact estimate
+OFFSET_SEARCH_M = 50e-6
 REPLAY_MPS = 5e-3
 
 
@@ -187,7 +189,8 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
 
 
 def _contact_offset(model: Model, prepared: Any) -> float:
-    """Shift (m) that puts the capture's pressing contact point on the model's (0 if either has none)."""
+    """Shift (m) that puts the capture's pressing contact point on the model's (0 if either has none),
+    refined to the shift within :data:`OFFSET_SEARCH_M` of it whose pressing forces best match the model's."""
     press = prepared.group(1)
     if press.size < 10 or float(np.median(np.abs(prepared.v))) >= QUASI_STATIC_MPS:
         return 0.0
@@ -199,7 +202,16 @@ def _contact_offset(model: Model, prepared: Any) -> float:
     c_mod = contact_point(xs, fs)
     if c_cap is None or c_mod is None:
         return 0.0
-    return float(c_mod - c_cap)
+    coarse = float(c_mod - c_cap)
+    # refine within +-OFFSET_SEARCH_M: the shift whose pressing forces best match the model's
+    xp, fp = prepared.x[press], prepared.f[press]
+    best, best_err = coarse, np.inf
+    for cand in coarse + np.linspace(-OFFSET_SEARCH_M, OFFSET_SEARCH_M, 21):
+        pred = np.array([_once(compiled, x + cand, 1e-3, 0.0, 1.0) for x in xp[::2]])
+        err = float(np.sum((pred - fp[::2]) ** 2))
+        if err < best_err:
+            best, best_err = float(cand), err
+    return best
 
 
 def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray, speedup: float,
