@@ -3,7 +3,7 @@
 Each subpackage contributes its subcommands through a ``register(subparsers, bench)`` function in its
 own ``cli`` module; the ``bench`` group is built here once and handed to each, so any subpackage adds
 ``hapticam bench NAME`` without reaching into another's parser. Every user error (any :class:`~hapticam.errors.HapticError`, or a bad argument) ends
-in one line on stderr and exit code 2; ``--debug`` shows the traceback instead.
+in one line on stderr and exit code 2; ``--debug`` shows the traceback first (still exit code 2).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from typing import Sequence
 
 from hapticam._version import __version__
@@ -67,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(code or 0)
     except HapticError as exc:
         if debug:
-            raise
+            traceback.print_exc()
         print(f"hapticam: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

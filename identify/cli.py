@@ -48,6 +48,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     imp.add_argument("--allow-active", action="store_true",
                      help="fit without the passivity constraints (the model may generate energy on a device; "
                           "every command that uses it warns)")
+    imp.add_argument("--plot", action="store_true",
+                     help="also write the fit plot (capture and model, F-x per direction) beside the model as .png")
     imp.add_argument("--no-holdout", dest="holdout", action="store_false",
                      help="do not validate on held-out samples (default: last cycle, or every fifth sample)")
     imp.add_argument("--no-backlash", dest="backlash", action="store_false",
@@ -170,6 +172,14 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
         bar.close()
     fit.save(args.output)
     summary["output"] = args.output
+    if args.plot:
+        from pathlib import Path
+
+        from hapticam.identify.plot import plot
+
+        png = Path(args.output).with_suffix(".png")
+        plot([(Path(args.capture).name, capture)], [(Path(args.output).name, fit.model, fit.provenance)], png)
+        summary["plot"] = str(png)
     if args.json:
         print(json.dumps(json_safe(summary), sort_keys=True))
     else:

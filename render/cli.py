@@ -105,6 +105,10 @@ def _cmd_render(args: argparse.Namespace) -> int:
             print("rendering; Ctrl-C to stop", flush=True)
         report = session.run(args.duration, realtime=args.realtime)
     print(report.stats.summary())
+    if args.realtime and report.stats.scheduling != "SCHED_FIFO":
+        from hapticam.render.loop import REALTIME_HINT
+
+        print("note: " + REALTIME_HINT.format(scheduling=report.stats.scheduling), file=sys.stderr)
     shown = [e for e in report.events if e.name not in ("ramp-in", "stop")]
     for e in shown[:20]:
         print(f"  tick {e.tick}: {e.name} ({e.value:.4g})")

@@ -22,7 +22,6 @@ import copy
 import math
 import threading
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -46,6 +45,11 @@ from hapticam.render.safety import SafetyConfig, log_event
 from hapticam.render.servo import ServoKernels, servo_for, velocity_beta
 from hapticam.render.stats import LoopStats, SafetyEvent, loop_stats, read_events
 
+#: what a user without real-time priority is told once (by the command line, not by the loop)
+REALTIME_HINT = ("the servo thread runs with normal priority ({scheduling}), so other programs can delay its "
+                 "ticks. For real-time priority (SCHED_FIFO) run as a user allowed it: an rtprio limit in "
+                 "/etc/security/limits.conf (e.g. '@realtime - rtprio 95' and add yourself to that group), or "
+                 "'sudo setcap cap_sys_nice+ep' on the Python interpreter (CAP_SYS_NICE).")
 MIN_RATE_HZ = 100.0
 MAX_RATE_HZ = 10_000.0
 #: A model whose inertia (N per m/s^2) is below this is rendered without a proxy.
@@ -319,10 +323,7 @@ class ServoLoop:
 
     def _thread_main(self) -> None:
         if self.config.realtime:
-            self.scheduling = request_realtime(self.config.priority)
-            if self.scheduling != "SCHED_FIFO":
-                warnings.warn(f"servo thread runs without real-time scheduling ({self.scheduling})",
-                              RuntimeWarning, stacklevel=1)
+            self.scheduling = request_realtime(self.config.priority)   # reported in stats(); see REALTIME_HINT
         else:
             self.scheduling = "SCHED_OTHER: not requested"
         self._started.set()

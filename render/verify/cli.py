@@ -46,6 +46,14 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                    help="shift the capture by this much (mm) instead of aligning its contact point on the model's")
     p.set_defaults(func=_cmd_verify)
 
+    q = sub.add_parser("plot", help="plot captures, recordings and models (F-x per direction, F and x against time)",
+                       description="Draw captures and recordings (.csv, .npz) as points and models (.yaml, "
+                                   ".msgpack, example:NAME) as their quasi-static curves on the same force-"
+                                   "displacement axes, with force and position against time for the captures.")
+    q.add_argument("files", nargs="+", metavar="FILE", help="captures, recordings and model files")
+    q.add_argument("-o", "--output", default="hapticam-plot.png", help="PNG to write (default hapticam-plot.png)")
+    q.set_defaults(func=_cmd_plot)
+
 
 def _positive(name: str, value: float) -> float:
     if not (math.isfinite(value) and value > 0):
@@ -138,3 +146,28 @@ def summary_table(result) -> str:
     lines.append("  PASSED: no difference a user could feel" if result.passed
                  else "  FAILED: " + "; ".join(result.failures))
     return "\n".join(lines)
+
+
+MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from hapticam.capture_io import load_capture
+    from hapticam.models.files import load_model
+    from hapticam.identify.plot import plot
+
+    out = Path(args.output)
+    if out.suffix.lower() != ".png":
+        raise UsageError(f"-o {args.output}: the plot is a PNG; use a .png file name")
+    if not (out.parent if str(out.parent) else Path(".")).is_dir():
+        raise UsageError(f"-o {args.output}: folder {out.parent} does not exist")
+    captures, models = [], []
+    for name in args.files:
+        if name.startswith("example:") or Path(name).suffix.lower() in MODEL_SUFFIXES:
+            model, doc = load_model(name)
+            models.append((Path(name).name, model, doc.provenance))
+        else:
+            captures.append((Path(name).name, load_capture(name)))
+    plot(captures, models, out)
+    print(f"wrote {out}")
+    return 0

@@ -1,0 +1,85 @@
+"""Command-line behaviour a first-time user meets: plots, clear refusals, exit codes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from hapticam.cli import main
+from hapticam.capture_io import load_capture
+
+from conftest import SWITCH_DIR
+
+CAPTURE = str(SWITCH_DIR / "Gateron-Brown.csv")
+
+
+def test_plot_draws_captures_and_models_to_a_png(tmp_path, capsys):
+    out = tmp_path / "p.png"
+    assert main(["plot", CAPTURE, "example:gateron-brown", "-o", str(out)]) == 0
+    img = imread(out)
+    assert img.shape[0] > 300 and img.shape[1] > 800                       # two panels side by side
+    # something other than white and grid was drawn: many saturated (Okabe-Ito orange) pixels
+    orange = np.all(np.abs(img[..., :3] - np.array([0xE6, 0x9F, 0x00]) / 255) < 0.08, axis=-1)
+    assert orange.sum() > 200
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plot", CAPTURE, "-o", "x.jpg"], "PNG"),
+    (["plot", CAPTURE, "-o", "/nonexistent/x.png"], "does not exist"),
+    (["plot", "/nonexistent.csv", "-o", "x.png"], "no such file"),
+    (["verify", "example:gateron-brown", CAPTURE, "--fit-threshold", "200"], "0 to 100"),
+    (["verify", "example:gateron-brown", CAPTURE, "--fit-threshold", "-5"], "0 to 100"),
+    (["verify", "example:gateron-brown", CAPTURE, "--speedup", "1e9"], "one servo tick per capture sample"),
+])
+def test_bad_arguments_give_one_line_and_exit_2_without_output(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert not list(tmp_path.iterdir())
+
+
+def test_debug_shows_the_traceback_and_still_exits_2(capsys):
+    assert main(["--debug", "plot", "/nonexistent.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "no such file" in err.splitlines()[-1]
+
+
+def test_identify_writes_its_fit_plot_beside_the_model(tmp_path, capsys):
+    model = tmp_path / "gb.yaml"
+    assert main(["identify", "impedance", CAPTURE, "-o", str(model), "--plot"]) == 0
+    assert (tmp_path / "gb.png").stat().st_size > 10_000
+    text = capsys.readouterr().out
+    assert "passive: yes" in text and "held-out fit" in text and "beyond it the force holds" in text
+
+
+def test_render_refuses_an_active_model_unless_told(tmp_path, capsys):
+    active = tmp_path / "active.yaml"
+    assert main(["identify", "impedance", CAPTURE, "-o", str(active), "--allow-active", "--no-backlash"]) == 0
+    capsys.readouterr()
+    assert main(["render", str(active), "--simulated-clock", "--duration", "0.1"]) == 2
+    assert "not passive" in capsys.readouterr().err
+    assert main(["render", str(active), "--simulated-clock", "--duration", "0.1", "--allow-active"]) == 0
+    assert "warning: not passive" in capsys.readouterr().err
+
+
+def test_verify_prints_the_passivity_verdict_and_the_alignment(capsys):
+    assert main(["verify", "example:gateron-brown", CAPTURE]) == 0
+    out = capsys.readouterr().out
+    assert "passive" in out and "alignment: backlash" in out
+    capture = load_capture(CAPTURE)
+    assert capture.n > 1000
+
+
+def test_render_warns_about_a_stiffness_the_device_cannot_render_stably(capsys):
+    from hapticam.devices.sim import SimParams
+    from hapticam.models.files import load_model_only
+    from hapticam.render.gate import check_for_device, stiffnesses_Npm
+
+    model = load_model_only("example:cherry-mx-red")
+    spec = SimParams().spec()                                  # b = 2 N s/m: 4000 N/m at 1 kHz, 40,000 at 10 kHz
+    worst = max(abs(k) for _, k in stiffnesses_Npm(model))
+    assert 4000 < worst < 40_000                               # the bottom-out wall segment
+    assert any("exceeds the 4000 N/m" in w for w in check_for_device(model, spec, 1000.0))
+    assert not any("exceeds" in w for w in check_for_device(model, spec, 10_000.0))
