@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "hapticam.identify.cli",
     "hapticam.render.cli",
     "hapticam.render.verify.cli",
+    "hapticam.render.verify.library.cli",
     "hapticam.models.cli",
 )
 

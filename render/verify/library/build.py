@@ -1,0 +1,158 @@
+"""``hapticam library build``: identify and verify many captures, in parallel, resumably.
+
+Work runs on local processes (:class:`concurrent.futures.ProcessPoolExecutor`, ``--jobs N``) or on an
+existing Dask distributed cluster (``--dask tcp://scheduler:8786``; ``pip install "hapticam[dask]"``),
+whose futures API matches ``concurrent.futures``, so both go through one path: ``submit`` per capture,
+results as they complete.
+
+- **Resumable**: each capture's key is the hash of its bytes and the build settings; a capture whose
+  ``entries/KEY.json`` exists is skipped (a failed one too, with its recorded reason, unless
+  ``retry_failed``). Killing a build loses at most the captures in flight.
+- **Never half-written**: every file (model, thumbnail, entry) is written atomically by the worker that
+  made it, and the index (``index.json``, ``index.html``) last, by the main process, from the entries.
+- **Failures do not stop the batch**: a capture that fails is recorded with its reason.
+- **Progress**: a bar with counts of done, failed and skipped (tqdm; off when stderr is not a terminal or
+  with ``quiet``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from hapticam.errors import DependencyMissingError, UsageError
+from hapticam.render.verify.library.catalogue import write_index
+from hapticam.render.verify.library.entry import entry_key, process_capture
+
+CAPTURE_SUFFIXES = (".csv", ".txt", ".npz")
+
+
+@dataclass
+class BuildReport:
+    """Counts of a build and the entries it left in the index."""
+
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    entries: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+
+def collect_captures(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Capture files named, or found in named folders (not recursive), in a stable order."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out.extend(sorted(q for q in p.iterdir() if q.suffix.lower() in CAPTURE_SUFFIXES and q.is_file()))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise UsageError(f"{p}: no such capture file or folder")
+    seen: set[Path] = set()
+    unique = [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]
+    if not unique:
+        raise UsageError("no capture files (.csv, .txt, .npz) found in the given paths")
+    return unique
+
+
+def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLike[str], *, jobs: int | None = None,
+                  dask: str | None = None, allow_active: bool = False, retry_failed: bool = False,
+                  quiet: bool = False) -> BuildReport:
+    """Build (or complete) the library at ``out`` from the captures in ``paths`` (module notes)."""
+    captures = collect_captures(paths)
+    library = Path(out)
+    if library.exists() and not library.is_dir():
+        raise UsageError(f"{library}: exists and is not a folder")
+    library.mkdir(parents=True, exist_ok=True)
+    settings = {"allow_active": bool(allow_active), "pipeline": "impedance-passive-v1"}
+    report = BuildReport()
+    todo = []
+    for path in captures:
+        key = entry_key(path.read_bytes(), settings)
+        existing = library / "entries" / f"{key}.json"
+        if existing.exists() and not (retry_failed and _failed(existing)):
+            report.skipped += 1
+        else:
+            todo.append(path)
+    bar = _progress(len(captures), report, quiet)
+    try:
+        with _executor(jobs, dask) as (submit, as_completed):
+            futures = [submit(process_capture, str(p), str(library), settings) for p in todo]
+            for fut in as_completed(futures):
+                entry = fut.result()
+                if entry.get("status") == "ok":
+                    report.done += 1
+                else:
+                    report.failed += 1
+                    report.failures.append((entry.get("source", "?"), entry.get("reason", "")))
+                bar.update(1)
+                bar.set_postfix(done=report.done, failed=report.failed, skipped=report.skipped)
+    finally:
+        bar.close()
+    report.entries = write_index(library)
+    return report
+
+
+def _failed(entry_path: Path) -> bool:
+    try:
+        return json.loads(entry_path.read_text(encoding="utf-8")).get("status") != "ok"
+    except (OSError, ValueError):
+        return True
+
+
+class _executor:
+    """``(submit, as_completed)`` of a local process pool, a Dask cluster, or this process (jobs = 1)."""
+
+    def __init__(self, jobs: int | None, dask: str | None) -> None:
+        if jobs is not None and jobs < 1:
+            raise UsageError(f"--jobs must be >= 1, got {jobs}")
+        self.jobs = jobs or os.cpu_count() or 1
+        self.dask = dask
+        self._pool: Any = None
+
+    def __enter__(self) -> tuple[Any, Any]:
+        if self.dask:
+            try:
+                from dask.distributed import Client, as_completed
+            except ImportError as exc:
+                raise DependencyMissingError("--dask needs dask.distributed (pip install 'hapticam[dask]')") from exc
+            try:
+                self._pool = Client(self.dask, timeout="10s")
+            except (OSError, TimeoutError) as exc:
+                raise UsageError(f"--dask {self.dask}: cannot reach the scheduler ({exc})") from exc
+            return self._pool.submit, as_completed
+        if self.jobs == 1:
+            return _InlineFuture, iter
+        self._pool = cf.ProcessPoolExecutor(max_workers=self.jobs)
+        return self._pool.submit, cf.as_completed
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            if self.dask:
+                self._pool.close()
+            else:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _InlineFuture:
+    """A future that runs its call in this process when its result is asked for (``--jobs 1``)."""
+
+    def __init__(self, fn: Any, *args: Any) -> None:
+        self.fn, self.args = fn, args
+
+    def result(self) -> Any:
+        return self.fn(*self.args)
+
+
+def _progress(total: int, report: BuildReport, quiet: bool) -> Any:
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, initial=report.skipped, unit="capture", desc="library",
+               disable=quiet or None, dynamic_ncols=True)   # None: on only when stderr is a terminal
+    bar.set_postfix(done=0, failed=0, skipped=report.skipped)
+    return bar

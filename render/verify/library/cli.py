@@ -1,0 +1,158 @@
+"""``hapticam library build|nearest|compare`` and ``hapticam bench library``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hapticam.errors import UsageError
+from hapticam.fileio import json_safe
+
+MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
+
+
+def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+    """Add ``library build|nearest|compare`` and ``bench library`` (``bench``: the ``hapticam bench`` group)."""
+    lib = sub.add_parser("library", help="a library of identified keys: build, nearest, compare",
+                         description="Identify and verify many captures into a browsable library, and find "
+                                     "the keys that feel alike.")
+    lsub = lib.add_subparsers(dest="library_command", metavar="ACTION", parser_class=type(lib))
+    b = lsub.add_parser("build", help="identify and verify every capture into LIBRARY_DIR (resumable)",
+                        description="Identify (passive) and verify every capture (files or folders) in "
+                                    "parallel; captures already in the library are skipped; writes "
+                                    "index.json and index.html.")
+    b.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files or folders of them")
+    b.add_argument("-o", "--output", required=True, metavar="LIBRARY_DIR", help="library folder (created)")
+    b.add_argument("--jobs", type=int, default=None, help="local worker processes (default: all cores)")
+    b.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="run on an existing Dask cluster, e.g. tcp://scheduler:8786 (pip install 'hapticam[dask]')")
+    b.add_argument("--retry-failed", action="store_true", help="try again the captures that failed before")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.add_argument("--json", action="store_true", help="print the build report as one JSON object")
+    b.set_defaults(func=_cmd_build)
+    n = lsub.add_parser("nearest", help="the library entries that feel most like a model or capture",
+                        description="Rank library entries by perceptual distance (feature differences in "
+                                    "just-noticeable differences) to MODEL or CAPTURE.")
+    n.add_argument("library", metavar="LIBRARY_DIR")
+    n.add_argument("query", metavar="MODEL|CAPTURE")
+    n.add_argument("-n", type=int, default=5, help="how many (default 5)")
+    n.add_argument("--json", action="store_true", help="print the ranking as one JSON object")
+    n.set_defaults(func=_cmd_nearest)
+    c = lsub.add_parser("compare", help="the features a person would notice between two keys",
+                        description="A and B are model files, captures, or library entry names "
+                                    "(LIBRARY_DIR/NAME).")
+    c.add_argument("a", metavar="A")
+    c.add_argument("b", metavar="B")
+    c.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    c.set_defaults(func=_cmd_compare)
+    lib.set_defaults(func=lambda args: (lib.print_help(), 2)[1])
+
+    bl = bench.add_parser("library", help="library build throughput: 1 process, all cores, a Dask LocalCluster",
+                          description="Captures per second of a library build with one process, with every "
+                                      "local core, and on a dask.distributed LocalCluster of the same size.")
+    bl.add_argument("captures", nargs="*", metavar="CAPTURE",
+                    help="captures or folders (default: the repository's switch captures)")
+    bl.add_argument("--copies", type=int, default=2, help="times each capture is built (default 2)")
+    bl.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    bl.set_defaults(func=_cmd_bench)
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from hapticam.render.verify.library.build import build_library
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+    report = build_library(args.captures, args.output, jobs=args.jobs, dask=args.dask,
+                           retry_failed=args.retry_failed, quiet=args.quiet or args.json)
+    data = {"library": args.output, "done": report.done, "failed": report.failed, "skipped": report.skipped,
+            "entries": report.entries, "failures": [{"capture": c, "reason": r} for c, r in report.failures]}
+    if args.json:
+        print(json.dumps(data))
+    else:
+        print(f"library {args.output}: {report.done} built, {report.failed} failed, {report.skipped} already "
+              f"there; {report.entries} entries; see {Path(args.output) / 'index.html'}")
+        for cap, reason in report.failures:
+            print(f"  failed: {cap}: {reason}")
+    return 0
+
+
+def features_of(spec: str) -> tuple[str, dict[str, Any]]:
+    """``(name, perceptual features)`` of a model file, a capture, or a library entry ``DIR/NAME``."""
+    from hapticam.identify.plot import static_curve
+    from hapticam.render.verify.features import FxCurves, fx_curves, key_features
+    from hapticam.render.verify.library.catalogue import load_index
+    from hapticam.render.verify.library.entry import perceptual_features
+
+    p = Path(spec)
+    if not p.exists() and (p.parent / "index.json").exists():
+        for e in load_index(p.parent)["entries"]:
+            if e.get("name") == p.name and e.get("status") == "ok":
+                return e["name"], e["features"]
+        raise UsageError(f"{spec}: no entry {p.name!r} in the library {p.parent}")
+    if spec.startswith("example:") or p.suffix.lower() in MODEL_SUFFIXES:
+        from hapticam.models.files import load_model
+
+        model, doc = load_model(spec)
+        lo, hi = (doc.provenance.get("settings") or {}).get("data_range_m") or [0.0, 5e-3]
+        xs = np.linspace(lo, hi, 4000)
+        curves = FxCurves(xs, static_curve(model, xs, 1), static_curve(model, xs, -1))
+        return p.name, perceptual_features(key_features(curves), curves)
+    from hapticam.capture_io import load_capture
+    from hapticam.identify.preprocess import prepare
+
+    cap = load_capture(spec)
+    prep = prepare(cap)
+    step = float(np.median(np.abs(np.diff(cap.x_m)))) if cap.n > 1 else 0.0
+    curves = fx_curves(cap.x_m[cap.valid], cap.f_N[cap.valid], prep.direction[cap.valid].astype(int),
+                       max(1e-5, 2.0 * step))
+    return p.name, perceptual_features(key_features(curves), curves)
+
+
+def _cmd_nearest(args: argparse.Namespace) -> int:
+    from hapticam.render.verify.library.catalogue import compare, load_index, nearest
+
+    if args.n < 1:
+        raise UsageError(f"-n must be >= 1, got {args.n}")
+    entries = load_index(args.library)["entries"]
+    name, feats = features_of(args.query)
+    ranked = nearest(feats, entries, args.n)
+    if args.json:
+        print(json.dumps(json_safe({"query": name, "nearest": [
+            {"name": e["name"], "distance_jnd": d, "noticeable": compare(feats, e["features"])} for d, e in ranked]})))
+        return 0
+    print(f"keys that feel most like {name} (distance in just-noticeable differences):")
+    for d, e in ranked:
+        noticed = compare(feats, e["features"])
+        print(f"  {d:7.2f}  {e['name']:<36} {'; '.join(noticed[:3]) or 'no difference a person would notice'}")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from hapticam.render.verify.library.catalogue import compare, distance
+
+    na, fa = features_of(args.a)
+    nb, fb = features_of(args.b)
+    noticed = compare(fa, fb)
+    if args.json:
+        print(json.dumps(json_safe({"a": na, "b": nb, "distance_jnd": distance(fa, fb), "noticeable": noticed,
+                                    "features_a": fa, "features_b": fb})))
+        return 0
+    print(f"{nb} against {na}: distance {distance(fa, fb):.2f} JND")
+    for line in noticed or ["no difference a person would notice"]:
+        print(f"  {line}")
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from hapticam.render.verify.library.bench import format_table, run_bench
+
+    if args.copies < 1:
+        raise UsageError(f"--copies must be >= 1, got {args.copies}")
+    results = run_bench(args.captures, copies=args.copies, progress=lambda m: print(m, file=sys.stderr))
+    print(json.dumps(json_safe(results)) if args.json else format_table(results))
+    return 0

@@ -1,0 +1,173 @@
+"""One library entry: identify a capture, verify the model against it, read off what a person feels.
+
+:func:`process_capture` is the unit of work of a library build: a top-level function of plain
+arguments, so it runs the same in this process, in a local process pool or on a Dask worker. It writes
+the entry's files (model, thumbnail, entry JSON) atomically under the library folder and returns the
+entry; a capture that cannot be identified or verified gives an entry with ``status: "failed"`` and the
+reason, never an exception.
+
+Features (SI units; the perceptual distance of :mod:`hapticam.render.verify.library.catalogue` uses them):
+
+- ``preload_N``: pressing force just after contact; ``actuation_force_N``: pressing force
+  :data:`ACTUATION_TRAVEL_M` past contact (where MX-style switches actuate);
+- ``total_travel_m``: contact to bottom-out; ``pretravel_m``: contact to the tactile peak (or to the
+  actuation travel when there is no bump);
+- ``bump_peak_N``, ``bump_drop_N``: the tactile peak and the drop after it (0 without a bump);
+- ``hysteresis_N``: mean gap between pressing and releasing force over the travel;
+- ``travel_stiffness_Npm``: slope of the pressing force over the travel;
+- ``drop_steepness_Npm``: the steepest fall of the pressing force (over :data:`STEEPNESS_WINDOW_M`):
+  a click snaps (thousands of N/m), a tactile bump rolls off (hundreds), a linear key has none (0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hapticam.errors import HapticError
+from hapticam.fileio import atomic_write, atomic_write_text, json_safe
+
+ACTUATION_TRAVEL_M = 2.0e-3
+STEEPNESS_WINDOW_M = 25e-6
+SCHEMA = "hapticam-library-entry/1"
+
+
+def entry_key(data: bytes, settings: dict[str, Any]) -> str:
+    """Content hash of a capture's bytes and the build settings (hex, 24 digits)."""
+    h = hashlib.sha256(data)
+    h.update(json.dumps(settings, sort_keys=True).encode())
+    return h.hexdigest()[:24]
+
+
+def process_capture(path: str, library_dir: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """Identify and verify the capture at ``path``; write the entry under ``library_dir``; return it."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        return {"schema": SCHEMA, "source": str(p), "name": p.stem, "status": "failed",
+                "reason": f"cannot read: {exc.strerror or exc}"}
+    key = entry_key(data, settings)
+    entry: dict[str, Any] = {"schema": SCHEMA, "key": key, "name": p.stem, "source": str(p), "status": "ok"}
+    try:
+        entry.update(_identify_and_verify(p, Path(library_dir), key, settings))
+    except HapticError as exc:
+        entry.update(status="failed", reason=str(exc))
+    except Exception as exc:  # a bug must not stop the batch: record it with its type and place
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        entry.update(status="failed", reason=f"{type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})")
+    write_entry(Path(library_dir), entry)
+    return entry
+
+
+def write_entry(library: Path, entry: dict[str, Any]) -> None:
+    """Write ``entries/KEY.json`` (or ``entries/failed-NAME.json`` without a key) atomically."""
+    folder = library / "entries"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = entry.get("key") or f"failed-{entry['name']}"
+    atomic_write_text(folder / f"{name}.json", json.dumps(json_safe(entry), indent=1, sort_keys=True) + "\n")
+
+
+def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str, Any]) -> dict[str, Any]:
+    from hapticam.capture_io import load_capture
+    from hapticam.identify.impedance_fit import identify_impedance
+    from hapticam.models.passivity import check_passivity
+    from hapticam.render.verify.compare import verify
+
+    capture = load_capture(path)
+    fit = identify_impedance(capture, allow_active=bool(settings.get("allow_active", False)))
+    model_rel = Path("models") / f"{path.stem}-{key[:8]}.yaml"
+    (library / "models").mkdir(parents=True, exist_ok=True)
+    fit.save(library / model_rel)
+    result = verify(fit.model, capture, model_name=str(model_rel))
+    features = perceptual_features(result.features.reference, result.curves_reference)
+    thumb_rel = Path("thumbs") / f"{path.stem}-{key[:8]}.png"
+    (library / "thumbs").mkdir(parents=True, exist_ok=True)
+    _thumbnail(result, library / thumb_rel)
+    meta = capture.metadata
+    return {"model": model_rel.as_posix(), "thumbnail": thumb_rel.as_posix(),
+            "licence": _licence(meta), "capture_source": str(meta.get("source", "")),
+            "samples": capture.n, "fit_percent": fit.summary["fit_percent"],
+            "holdout_fit_percent": (fit.summary.get("holdout") or {}).get("fit_percent"),
+            "verify_fit_percent": result.fit_percent, "verify_passed": result.passed,
+            "passive": check_passivity(fit.model).passive, "features": features}
+
+
+def _licence(meta: dict[str, Any]) -> str:
+    text = " ".join(str(v) for v in meta.values())
+    for name in ("CC-BY-SA 4.0", "CC-BY 4.0", "CC0", "MIT"):
+        if name in text:
+            return name
+    return str(meta.get("licence", meta.get("license", "unknown")))
+
+
+def drop_steepness(curves: Any) -> float:
+    """The steepest fall (N/m) of the pressing force over :data:`STEEPNESS_WINDOW_M` (0 if it never falls)."""
+    x, f = curves.x_m, curves.press_N
+    ok = np.isfinite(f)
+    if ok.sum() < 3:
+        return 0.0
+    x, f = x[ok], f[ok]
+    step = max(float(np.median(np.diff(x))), 1e-9)
+    lag = max(1, int(round(STEEPNESS_WINDOW_M / step)))
+    if f.size <= lag:
+        return 0.0
+    fall = (f[:-lag] - f[lag:]) / (x[lag:] - x[:-lag])          # -dF/dx over the window
+    return float(max(np.max(fall), 0.0))
+
+
+def perceptual_features(f: Any, curves: Any) -> dict[str, float | None]:
+    """The catalogue's features (module notes) from :class:`~hapticam.render.verify.features.KeyFeatures`
+    and the pressing/releasing curves they were read from."""
+    onset = f.onset_m or 0.0
+    bump = f.bump_peak_N is not None and f.bump_drop_N is not None
+    span = f.hysteresis_span_m or 0.0
+    out = {"preload_N": f.preload_N, "travel_stiffness_Npm": f.travel_stiffness_Npm,
+           "bump_peak_N": f.bump_peak_N if bump else 0.0, "bump_drop_N": f.bump_drop_N if bump else 0.0,
+           "pretravel_m": (f.bump_position_m - onset) if bump and f.bump_position_m is not None else ACTUATION_TRAVEL_M,
+           "total_travel_m": (f.bottom_out_m - onset) if f.bottom_out_m is not None else None,
+           "hysteresis_N": (f.hysteresis_J / span) if (f.hysteresis_J is not None and span > 0) else None,
+           "drop_steepness_Npm": drop_steepness(curves) if bump else 0.0}
+    if f.preload_N is not None and f.travel_stiffness_Npm is not None:
+        out["actuation_force_N"] = f.preload_N + f.travel_stiffness_Npm * ACTUATION_TRAVEL_M
+    else:
+        out["actuation_force_N"] = None
+    return {k: (None if v is None or not np.isfinite(v) else float(v)) for k, v in out.items()}
+
+
+def _thumbnail(result: Any, path: Path) -> None:
+    """A small F-x plot (captured dots, rendered lines) for the catalogue page."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2.4, 1.6), dpi=60)
+    for curves, style in ((result.curves_reference, "."), (result.curves_rendered, "-")):
+        ax.plot(curves.x_m * 1e3, curves.press_N, style, color="#0072B2", ms=1.5, lw=0.8)
+        ax.plot(curves.x_m * 1e3, curves.release_N, style, color="#E69F00", ms=1.5, lw=0.8)
+    ax.set_xlabel("x (mm)", fontsize=6)
+    ax.set_ylabel("F (N)", fontsize=6)
+    ax.tick_params(labelsize=5)
+    fig.tight_layout(pad=0.2)
+    try:
+        atomic_write(path, lambda fh: fig.savefig(fh, format="png"), error=HapticError)
+    finally:
+        plt.close(fig)
+
+
+def load_entries(library: Path) -> list[dict[str, Any]]:
+    """Every entry JSON under ``library/entries`` (unreadable ones skipped: they are rewritten on build)."""
+    out = []
+    for p in sorted((library / "entries").glob("*.json")):
+        try:
+            out.append(json.loads(p.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    return out
+
