@@ -73,6 +73,7 @@ def format_table(r: dict[str, Any]) -> str:
              f"{'how':<36}{'seconds':>10}{'captures/s':>12}{'x 1 process':>13}", "-" * 71]
     lines += [f"{row['how']:<36}{row['seconds']:>10.2f}{row['captures_per_s']:>12.2f}{row['ratio']:>13.2f}"
               for row in r["rows"]]
-    lines.append(f"per capture {r['per_capture_s']:.3f} s on one process: 16 cores would build about "
-                 f"{r['projection_16_cores_captures_per_s']:.0f} captures/s, a cluster of them that times its nodes")
+    lines.append(f"per capture {r['per_capture_s']:.3f} s on one process: a 16-core machine would build about "
+                 f"{r['projection_16_cores_captures_per_s']:.0f} captures/s, and a Dask cluster of N such machines "
+                 "about N times that while captures outnumber workers")
     return "\n".join(lines)
