@@ -53,6 +53,9 @@ class Capture:
         SHA-256 of the file's bytes, for provenance.
     dropouts : numpy.ndarray
         Indices of samples detected as sensor dropouts (excluded from fits and metrics).
+    excluded : numpy.ndarray
+        Indices of samples a recording marks as not the model's force (ramp-in, safety interventions;
+        from its ``flags`` column), likewise excluded from fits and metrics.
     """
 
     t_s: np.ndarray
@@ -65,6 +68,7 @@ class Capture:
     name: str = "<arrays>"
     sha256: str | None = None
     dropouts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    excluded: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @classmethod
     def from_arrays(cls, t_s: Any, x_m: Any, f_N: Any, v_mps: Any = None, a_mps2: Any = None, *,
@@ -99,9 +103,10 @@ class Capture:
 
     @property
     def valid(self) -> np.ndarray:
-        """Boolean mask: True for samples that are not dropouts."""
+        """Boolean mask: True for samples that are neither dropouts nor excluded."""
         mask = np.ones(self.n, dtype=bool)
         mask[self.dropouts] = False
+        mask[self.excluded] = False
         return mask
 
     def describe(self) -> str:

@@ -39,6 +39,9 @@ from hapticam.errors import CaptureError
 from hapticam.fileio import atomic_write, json_safe, read_limited
 
 MAX_CAPTURE_BYTES = 512 * 1024 * 1024
+#: a recording's per-tick flags column (render/layout.py: model bits 0-7, safety and ramp bits above)
+RECORDING_FLAGS = "flags"
+SAFETY_FLAG_SHIFT = 8
 MAX_LINE_CHARS = 4096
 
 _GF_N = 9.80665e-3  # 1 gram-force in newtons (standard gravity, CGPM 1901)
@@ -127,8 +130,14 @@ def load_capture(path: str | os.PathLike[str], *, detect: bool = True) -> Captur
         cols, meta, notes = _parse_npz(os.fspath(p), data)
     else:
         cols, meta, notes = _parse_csv(os.fspath(p), data)
-    return Capture.from_arrays(cols["t"], cols["x"], cols["f"], cols.get("v"), cols.get("a"),
-                               metadata=meta, notes=notes, name=os.fspath(p), sha256=sha, detect=detect)
+    cap = Capture.from_arrays(cols["t"], cols["x"], cols["f"], cols.get("v"), cols.get("a"),
+                              metadata=meta, notes=notes, name=os.fspath(p), sha256=sha, detect=detect)
+    if "flags" in cols:
+        cap.excluded = np.flatnonzero(cols["flags"].astype(np.int64) >> SAFETY_FLAG_SHIFT)
+        if cap.excluded.size:
+            notes.append(f"{cap.excluded.size} sample(s) marked by the recording's flags (ramp-in or safety "
+                         "interventions) are left out of fits and comparisons")
+    return cap
 
 
 def _parse_csv(where: str, data: bytes) -> tuple[dict[str, np.ndarray], dict[str, Any], list[str]]:
@@ -178,6 +187,8 @@ def _parse_csv(where: str, data: bytes) -> tuple[dict[str, np.ndarray], dict[str
         _locate_bad_row(where, rows, line_no, header)
         raise CaptureError(f"{where}: malformed data lines") from None
     cols: dict[str, np.ndarray] = {}
+    if RECORDING_FLAGS in header:
+        cols["flags"] = np.nan_to_num(table[:, header.index(RECORDING_FLAGS)])
     for q, (i, factor, _unit) in found.items():
         col = table[:, i]
         bad = np.flatnonzero(~np.isfinite(col))

@@ -24,7 +24,6 @@ key switch) is gridded at ``travel / 200`` so its features stay resolved.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -33,9 +32,11 @@ from hapticam.capture import Capture
 from hapticam.identify.alignment import holdout_mask, remove_backlash
 from hapticam.identify.ewls import ewls_fit
 from hapticam.identify.metrics import fit_report
+from hapticam.identify.impedance_result import DirectionFit, ImpedanceFit
 from hapticam.identify.passive_fit import DirectionDesign, fit_passive, with_held_ends
 from hapticam.identify.preprocess import Prepared, prepare
-from hapticam.identify.segmentation import MAX_CELLS, Segmentation, grid_edges, segment
+from hapticam.identify.segment_params import constant_segments, linear_knots
+from hapticam.identify.segmentation import MAX_CELLS, grid_edges, segment
 
 TERMS = ("m", "b", "k", "F0")
 _FIELDS = {"m": "m_kg", "b": "b_Nspm", "k": "k_Npm", "F0": "f0_N"}
@@ -97,90 +98,6 @@ def excitation(column: np.ndarray, others: np.ndarray) -> tuple[float, float]:
     r4 = float(np.sum(r ** 4))
     pr = rr * rr / (c.size * r4) if r4 > 0 else 0.0
     return rr / energy, pr
-
-
-# -- results ---------------------------------------------------------------------------------------------
-@dataclass
-class DirectionFit:
-    """One direction's estimates.
-
-    Attributes
-    ----------
-    name : str
-        ``"press"`` or ``"release"``.
-    samples : int
-        Valid samples in this direction.
-    segmentation : Segmentation
-        The chosen partition (breakpoints, optimal RSS per segment count).
-    theta, std : numpy.ndarray
-        Parameters ``[m, b, k, F0]`` per table entry and their standard deviations (rows: segments for
-        constant interpolation, breakpoints for linear); fixed terms have std 0.
-    residual_rms_N : numpy.ndarray
-        RMS residual per segment (N).
-    segment_samples : numpy.ndarray
-        Samples per segment.
-    profile_x_m, profile_theta, profile_std : numpy.ndarray
-        The EWLS profile on the grid (cell centres; seed 001 Fig. 3) and its standard deviation.
-    tolerance_N : float
-        The tolerance used for this direction.
-    windup_steps : int
-        EWLS steps in which the covariance bound suspended forgetting.
-    """
-
-    name: str
-    samples: int
-    segmentation: Segmentation
-    theta: np.ndarray
-    std: np.ndarray
-    residual_rms_N: np.ndarray
-    segment_samples: np.ndarray
-    profile_x_m: np.ndarray
-    profile_theta: np.ndarray
-    profile_std: np.ndarray
-    tolerance_N: float
-    windup_steps: int
-
-
-@dataclass
-class ImpedanceFit:
-    """Result of :func:`identify_impedance`.
-
-    Attributes
-    ----------
-    model : SegmentedImpedance
-        The identified model.
-    provenance, uncertainty : dict
-        What :func:`hapticam.models.files.save_model` stores (:meth:`save`).
-    summary : dict
-        Plain-data summary (segments, parameter ranges, identifiable terms, fit metrics).
-    identifiable : dict
-        Term -> bool (``m, b, k, F0``).
-    fixed : dict
-        Term -> value (SI) for every term not estimated.
-    directions : dict
-        ``"press"``/``"release"`` -> :class:`DirectionFit`.
-    prepared : Prepared
-        The preprocessed capture.
-    prediction_N : numpy.ndarray
-        The model's force along the captured path (all samples).
-    """
-
-    model: Any
-    provenance: dict[str, Any]
-    uncertainty: dict[str, Any]
-    summary: dict[str, Any]
-    identifiable: dict[str, bool]
-    fixed: dict[str, float]
-    directions: dict[str, DirectionFit]
-    prepared: Prepared
-    prediction_N: np.ndarray
-    notes: list[str] = field(default_factory=list)
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model file (``.yaml`` or ``.msgpack``) with provenance and uncertainty."""
-        from hapticam.models.files import save_model
-
-        save_model(path, self.model, provenance=self.provenance, uncertainty=self.uncertainty)
 
 
 # -- the pipeline -----------------------------------------------------------------------------------------
@@ -283,13 +200,8 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
         metrics["passivity_cost_percent"] = passive["cost_percent"]
     if validation is not None:
         metrics["holdout_fit_percent"] = validation["fit_percent"]
-    settings = {"forgetting": float(forgetting), "grid_m": grid, "tolerance_N": tolerance,
-                "penalty": penalty, "max_segments": int(max_segments), "interpolation": interpolation,
-                "cutoff_hz": None if not np.isfinite(prep.cutoff_hz) else float(prep.cutoff_hz),
-                "dead_band_mps": prep.dead_band_mps, "fixed": {k: float(v) for k, v in fixed_terms.items()},
-                "identifiable": {t: identifiable[t] and t not in fixed_terms for t in identifiable},
-                "passive": not allow_active, "holdout": settings["holdout"], "backlash_m": backlash,
-                "data_range_m": [float(prep.x[prep.valid].min()), float(prep.x[prep.valid].max())]}
+    settings = _settings_record(opts, prep, fixed_terms, identifiable, settings["holdout"], backlash,
+                                forgetting=float(forgetting), tolerance_N=tolerance)
     from hapticam.models.files import make_provenance
 
     provenance = make_provenance("ewls-segmented" + ("" if allow_active else "-passive"), settings=settings,
@@ -303,6 +215,18 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     return ImpedanceFit(model=model, provenance=provenance, uncertainty=uncertainty, summary=summary,
                         identifiable=settings["identifiable"], fixed=fixed_terms, directions=dirs, prepared=prep,
                         prediction_N=pred, notes=notes)
+
+
+def _settings_record(opts: dict[str, Any], prep: Prepared, fixed_terms: dict[str, float],
+                     identifiable: dict[str, bool], holdout: bool, backlash: float, **extra: Any) -> dict[str, Any]:
+    """The settings a model file records in its provenance."""
+    return {**extra, "grid_m": opts["grid"], "penalty": opts["penalty"], "max_segments": opts["max_segments"],
+            "interpolation": opts["interpolation"],
+            "cutoff_hz": None if not np.isfinite(prep.cutoff_hz) else float(prep.cutoff_hz),
+            "dead_band_mps": prep.dead_band_mps, "fixed": {k: float(v) for k, v in fixed_terms.items()},
+            "identifiable": {t: identifiable[t] and t not in fixed_terms for t in identifiable},
+            "passive": not opts["allow_active"], "holdout": holdout, "backlash_m": backlash,
+            "data_range_m": [float(prep.x[prep.valid].min()), float(prep.x[prep.valid].max())]}
 
 
 def _check_settings(forgetting, interpolation, max_segments, tolerance, fixed, holdout) -> dict[str, Any]:
@@ -484,9 +408,9 @@ def _fit_direction(name, prep, regress, idx, free, fixed_vec, opts):
     bp = seg.breakpoints_m.copy()
     bp[0], bp[-1] = x.min(), x.max()          # the grid's end cells hold no data beyond the samples
     if interpolation == "constant":
-        theta, std, rms, counts = _constant_segments(x, phi, y, bp, free, fixed_vec, x_col, one_col)
+        theta, std, rms, counts = constant_segments(x, phi, y, bp, free, fixed_vec, x_col, one_col)
     else:
-        theta, std, rms, counts = _linear_knots(x, phi, y, bp, free, fixed_vec, x_col, one_col,
+        theta, std, rms, counts = linear_knots(x, phi, y, bp, free, fixed_vec, x_col, one_col,
                                                 prof.theta_path, lam)
     fit = DirectionFit(name=name, samples=int(idx.size), segmentation=seg, theta=theta, std=std,
                        residual_rms_N=rms, segment_samples=counts, profile_x_m=x[rec], profile_theta=p_theta,
@@ -494,78 +418,6 @@ def _fit_direction(name, prep, regress, idx, free, fixed_vec, opts):
                        windup_steps=prof.windup_steps)
     design = DirectionDesign(bp=bp, x=x, phi=phi_all, y=y, free=list(free), fixed=fixed_vec)
     return fit, design
-
-
-def _segment_index(x: np.ndarray, bp: np.ndarray) -> np.ndarray:
-    return np.clip(np.searchsorted(bp, x, side="right") - 1, 0, bp.size - 2)
-
-
-def _constant_segments(x, phi, y, bp, free, fixed_vec, x_col, one_col):
-    """Per segment: EWLS with lam = 1 on regressors centred at the segment midpoint (= batch LS)."""
-    nseg = bp.size - 1
-    seg_of = _segment_index(x, bp)
-    p = len(free)
-    theta = np.tile(fixed_vec, (nseg, 1))
-    std = np.zeros((nseg, 4))
-    rms = np.zeros(nseg)
-    counts = np.bincount(seg_of, minlength=nseg)
-    for s in range(nseg):
-        sel = seg_of == s
-        c = 0.5 * (bp[s] + bp[s + 1])
-        ph = phi[sel].copy()
-        ph[:, x_col] -= c  # k (x - c) + (F0 + k c): the same model, well conditioned
-        res = ewls_fit(ph, y[sel], 1.0)
-        th = res.theta.copy()
-        A = np.eye(p)
-        A[one_col, x_col] = -c  # F0 = F0_c - c k ; theta = A theta_c
-        th = A @ th
-        r = y[sel] - phi[sel] @ th
-        dof = max(int(sel.sum()) - p, 1)
-        sigma2 = float(r @ r) / dof
-        cov = sigma2 * (A @ res.P @ A.T)
-        theta[s, free] = th
-        std[s, free] = np.sqrt(np.maximum(np.diag(cov), 0.0))
-        rms[s] = float(np.sqrt(np.mean(r * r))) if r.size else 0.0
-    return theta, std, rms, counts
-
-
-def _linear_knots(x, phi, y, bp, free, fixed_vec, x_col, one_col, ewls_path, lam):
-    """Continuous piecewise-linear parameters with knots ``bp``: one least-squares fit of hat functions.
-
-    ``k(x) x + F0(x)`` is unchanged by ``k += d, F0_j -= d x_j`` (one null direction); ``d`` is chosen so
-    the knots' stiffness matches the EWLS profile on average.
-    """
-    nk = bp.size
-    p = len(free)
-    seg_of = _segment_index(x, bp)
-    w = np.clip((x - bp[seg_of]) / (bp[seg_of + 1] - bp[seg_of]), 0.0, 1.0)
-    n = x.size
-    cols = np.zeros((n, nk * p))
-    rows = np.arange(n)
-    for j in range(p):
-        cols[rows, seg_of * p + j] = phi[:, j] * (1.0 - w)
-        cols[rows, (seg_of + 1) * p + j] = phi[:, j] * w
-    scale = np.sqrt(np.mean(cols * cols, axis=0))
-    scale[~(scale > 0)] = 1.0
-    sol, *_ = np.linalg.lstsq(cols / scale, y, rcond=1e-12)
-    coef = (sol / scale).reshape(nk, p)
-    r = y - cols @ (sol / scale)
-    # gauge: mean knot stiffness equal to the EWLS profile's at the knots
-    k_prof = np.interp(bp, x, ewls_path[:, x_col])
-    d = float(np.mean(k_prof - coef[:, x_col]))
-    coef[:, x_col] += d
-    coef[:, one_col] -= d * bp
-    dof = max(n - nk * p + 1, 1)
-    sigma2 = float(r @ r) / dof
-    M = (cols / scale).T @ (cols / scale)
-    cov = sigma2 * np.linalg.pinv(M, rcond=1e-10) / np.outer(scale, scale)
-    theta = np.tile(fixed_vec, (nk, 1))
-    std = np.zeros((nk, 4))
-    theta[:, free] = coef
-    std[:, free] = np.sqrt(np.maximum(np.diag(cov), 0.0)).reshape(nk, p)
-    counts = np.bincount(seg_of, minlength=nk - 1)
-    rms = np.array([float(np.sqrt(np.mean(r[seg_of == s] ** 2))) if counts[s] else 0.0 for s in range(nk - 1)])
-    return theta, std, rms, counts
 
 
 def _uncertainty_block(d: DirectionFit) -> dict[str, Any]:

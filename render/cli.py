@@ -88,8 +88,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     safety = SafetyConfig(max_force_N=args.max_force, passivity=args.passivity)
     n = None if args.realtime else int(round(args.duration * config.rate_hz))
     with device:
-        for warning in check_for_device(model, device.spec, config.rate_hz, allow_active=args.allow_active):
-            print(f"warning: {warning}", file=sys.stderr)
+        gate_warnings = check_for_device(model, device.spec, config.rate_hz, allow_active=args.allow_active)
         if not args.realtime and not device.servo_binding().simulated:
             raise UsageError(f"--device {args.device}: --simulated-clock needs a simulated device; "
                              "hardware runs in real time")
@@ -97,6 +96,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
                                 control=args.control, simulated_ticks=n,
                                 metadata={"source": "hapticam render", "model": args.model,
                                           "device": args.device, "rate_hz": args.rate, "user": args.user})
+        for warning in gate_warnings:                    # once every argument has been accepted
+            print(f"warning: {warning}", file=sys.stderr)
         if args.telemetry:
             print(f"telemetry: {args.telemetry}")
         if args.control:

@@ -24,6 +24,8 @@ Applied in this order to the model force ``F_cmd`` each tick (:func:`safety_filt
 
 Every tick an intervention acts is counted (``ctl[K_COUNT0 + code]``); the tick at which each episode
 of an intervention starts is logged to the event ring with a value (the model force, or the position).
+Ticks inside a ramp-in carry the ramp bit in the per-tick flags too (a recording marks them, so a
+comparison can leave them out), but the ramp is not an intervention and is not counted.
 Because of the PO's sum, energy stored in a model before a swap carries over as credit.
 """
 
@@ -145,6 +147,7 @@ def safety_filter(tick, t, x, dx, v, f_cmd, stale, dev_status, cfg, ctl, srv, ev
             r = (t - srv[S_RAMP_T0]) / ramp_s            # r = min(1, (t - t0) / T_ramp)
             if r < 1.0:
                 f *= max(r, 0.0)
+                mask |= 1 << EV_RAMP                     # marked per tick (not counted: logged at its start)
         fmax = cfg[C_F_MAX]
         if abs(f) > fmax:
             f = math.copysign(fmax, f)
@@ -172,7 +175,7 @@ def safety_filter(tick, t, x, dx, v, f_cmd, stale, dev_status, cfg, ctl, srv, ev
     prev = ctl[K_ACTIVE]
     for code in range(1, N_EVENTS):
         bit = 1 << code
-        if mask & bit:
+        if code != EV_RAMP and mask & bit:
             ctl[K_COUNT0 + code] += 1
             if not (prev & bit):
                 value = f_cmd

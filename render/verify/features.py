@@ -150,25 +150,10 @@ def key_features(curves: FxCurves, thresholds: Thresholds | None = None) -> KeyF
 
     # Bottom-out: start of the final run where the slope exceeds 10x the travel's median slope
     # (and at least 2 N/mm), searched back from the end of travel.
-    slope = np.gradient(press, x)
-    i_travel0 = min(i_on + max(int(round(2e-4 / bin_m)), 1), last)
-    travel_slope = np.median(np.abs(slope[i_travel0:last + 1])) if last > i_travel0 else 0.0
-    steep = max(10.0 * travel_slope, 2000.0)
-    # The steep run may end before the last bin where a force limit flattens the top of the wall, so it
-    # is searched for in the last 15 % of the travel rather than required at the very end.
-    tail0 = max(i_travel0, last - int(0.15 * (last - first)))
-    steep_bins = tail0 + np.flatnonzero(slope[tail0:last + 1] > steep)
-    i_bottom = last
-    if steep_bins.size:
-        i_hi = int(steep_bins[-1])
-        i_bottom = i_hi
-        while i_bottom > i_travel0 and slope[i_bottom] > steep:
-            i_bottom -= 1
-        if i_hi - i_bottom >= 1 and i_bottom > i_travel0:
-            feats.bottom_out_m = float(x[i_bottom])
-        else:
-            i_bottom = last
-    i_end = i_bottom
+    i_bottom = _bottom_out(x, press, i_on, first, last, bin_m)
+    if i_bottom is not None:
+        feats.bottom_out_m = float(x[i_bottom])
+    i_end = last if i_bottom is None else i_bottom
 
     # Preload: median pressing force over the first 0.3 mm after the onset step.
     i_pre0 = min(i_on + max(int(round(5e-5 / bin_m)), 1), i_end)
@@ -212,6 +197,25 @@ def key_features(curves: FxCurves, thresholds: Thresholds | None = None) -> KeyF
             feats.hysteresis_J = float(np.trapezoid(gap, x[span]))
             feats.hysteresis_span_m = float(x[hi_i] - x[lo_i])
     return feats
+
+
+def _bottom_out(x: np.ndarray, press: np.ndarray, i_on: int, first: int, last: int, bin_m: float) -> int | None:
+    """Index where the final steep rise of the pressing curve begins (None without one)."""
+    slope = np.gradient(press, x)
+    i_travel0 = min(i_on + max(int(round(2e-4 / bin_m)), 1), last)
+    travel_slope = np.median(np.abs(slope[i_travel0:last + 1])) if last > i_travel0 else 0.0
+    steep = max(10.0 * travel_slope, 2000.0)
+    # The steep run may end before the last bin where a force limit flattens the top of the wall, so it
+    # is searched for in the last 15 % of the travel rather than required at the very end.
+    tail0 = max(i_travel0, last - int(0.15 * (last - first)))
+    steep_bins = tail0 + np.flatnonzero(slope[tail0:last + 1] > steep)
+    if not steep_bins.size:
+        return None
+    i_hi = int(steep_bins[-1])
+    i_bottom = i_hi
+    while i_bottom > i_travel0 and slope[i_bottom] > steep:
+        i_bottom -= 1
+    return i_bottom if (i_hi - i_bottom >= 1 and i_bottom > i_travel0) else None
 
 
 def compare_features(reference: KeyFeatures, rendered: KeyFeatures,
