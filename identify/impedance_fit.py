@@ -176,13 +176,7 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     notes: list[str] = []
     grid = _grid(prep, grid_m, notes)                     # on the recorded travel, before any correction
     backlash = remove_backlash(prep) if correct_backlash else 0.0
-    if backlash:
-        notes.append(f"probe backlash {1e3 * backlash:.3g} mm (difference of the two directions' contact "
-                     "points) removed from the releasing samples")
-    if capture.dropouts.size:
-        notes.append(f"{capture.dropouts.size} force dropout(s) detected and excluded "
-                     f"(samples {', '.join(str(int(i)) for i in capture.dropouts[:10])}"
-                     f"{', ...' if capture.dropouts.size > 10 else ''})")
+    _capture_notes(capture, backlash, notes)
     identifiable, fixed_terms = _identifiability(prep, settings["fixed"], notes)
     opts = dict(lam=float(forgetting), grid=grid, tolerance=tolerance, penalty=penalty,
                 max_segments=int(max_segments), interpolation=interpolation, allow_active=bool(allow_active))
@@ -194,12 +188,9 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     model, dirs, passive = _fit_model(prep, fixed_terms, opts, notes)
     report(0.9, "predict")
     pred = predict_force(model, prep.x, prep.v, prep.a, dt_s=float(np.median(np.diff(prep.t))))
-    metrics = _metrics(prep, pred, dirs)
-    metrics["dropouts"] = int(capture.dropouts.size)
-    if passive is not None:
-        metrics["passivity_cost_percent"] = passive["cost_percent"]
-    if validation is not None:
-        metrics["holdout_fit_percent"] = validation["fit_percent"]
+    metrics = {**_metrics(prep, pred, dirs), "dropouts": int(capture.dropouts.size),
+               "passivity_cost_percent": passive["cost_percent"] if passive else None,
+               "holdout_fit_percent": validation["fit_percent"] if validation else None}
     settings = _settings_record(opts, prep, fixed_terms, identifiable, settings["holdout"], backlash,
                                 forgetting=float(forgetting), tolerance_N=tolerance)
     from hapticam.models.files import make_provenance
@@ -215,6 +206,17 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     return ImpedanceFit(model=model, provenance=provenance, uncertainty=uncertainty, summary=summary,
                         identifiable=settings["identifiable"], fixed=fixed_terms, directions=dirs, prepared=prep,
                         prediction_N=pred, notes=notes)
+
+
+def _capture_notes(capture: Capture, backlash: float, notes: list[str]) -> None:
+    """What was done to the capture before fitting: backlash removed, dropouts excluded."""
+    if backlash:
+        notes.append(f"probe backlash {1e3 * backlash:.3g} mm (difference of the two directions' contact "
+                     "points) removed from the releasing samples")
+    if capture.dropouts.size:
+        notes.append(f"{capture.dropouts.size} force dropout(s) detected and excluded "
+                     f"(samples {', '.join(str(int(i)) for i in capture.dropouts[:10])}"
+                     f"{', ...' if capture.dropouts.size > 10 else ''})")
 
 
 def _settings_record(opts: dict[str, Any], prep: Prepared, fixed_terms: dict[str, float],
