@@ -121,3 +121,23 @@ def test_the_dask_path_builds_the_same_entries(tmp_path):
     a = {e["key"]: e["features"] for e in load_index(tmp_path / "dask-lib")["entries"]}
     b = {e["key"]: e["features"] for e in load_index(tmp_path / "local-lib")["entries"]}
     assert a == b
+
+
+def test_index_html_sorts_in_a_real_headless_browser(library, tmp_path):
+    """Chromium (installed by CI from Debian's packages) loads the static page, runs its script and sorts
+    the table by the column named in the URL; the screenshot is what a person sees."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no chromium on this machine (CI installs it: apt-get install chromium)")
+    page = (library[0] / "library" / "index.html").resolve()
+    flags = ["--headless", "--no-sandbox", "--disable-gpu"]
+    dom = subprocess.run([chromium, *flags, "--dump-dom", f"{page.as_uri()}#sort=2"], capture_output=True,
+                         text=True, timeout=120).stdout
+    import re
+
+    values = [float(v) for v in re.findall(r"<tr><td>[^<]*</td><td>[a-z]+</td><td>([0-9.]+)</td>", dom)]
+    assert len(values) >= 12 and values == sorted(values)          # the script ran: ascending actuation force
+    shot = tmp_path / "library.png"
+    subprocess.run([chromium, *flags, "--window-size=1400,900", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.stat().st_size > 20_000                           # a rendered table with thumbnails, not a blank page

@@ -174,7 +174,7 @@ def _num(v: Any, scale: float = 1.0) -> str:
     return "" if v is None else f"{v * scale:.3f}"
 
 
-_PAGE = """<!DOCTYPE html>
+_PAGE = r"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>hapticam key library</title>
 <style>
 body { font: 14px sans-serif; margin: 1.5em; }
@@ -184,7 +184,7 @@ th { background: #eee; cursor: pointer; } td:first-child, th:first-child { text-
 tr.failed td { color: #D55E00; text-align: left; }
 </style></head><body>
 <h1>hapticam key library</h1>
-<p>{{N}} entries. Click a column header to sort. Models are in <code>models/</code>; features in SI units as
+<p>{{N}} entries. Click a column header to sort (or open the page as <code>index.html#sort=COLUMN</code>). Models are in <code>models/</code>; features in SI units as
 labelled; "fit %" is the identified model's fit to its capture (seed 003 eq. 53).</p>
 <table id="lib"><thead><tr>{{HEAD}}</tr></thead><tbody>
 {{ROWS}}
@@ -205,5 +205,8 @@ function sortBy(col) {
   });
   rows.forEach(r => body.appendChild(r));
 }
+// a link may open the page sorted: index.html#sort=COLUMN (descending: #sort=-COLUMN)
+const m = /sort=(-?)(\d+)/.exec(location.hash);
+if (m) { if (m[1]) { dir[+m[2]] = 1; } sortBy(+m[2]); }
 </script></body></html>
 """
