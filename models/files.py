@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -46,6 +47,9 @@ SCHEMA_VERSION = 1
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 32
 EXAMPLE_PREFIX = "example:"
+#: ``library:DIR/NAME``: the model of entry NAME in the key library at DIR (``hapticam library build``)
+LIBRARY_PREFIX = "library:"
+MAX_INDEX_BYTES = 64 * 1024 * 1024
 YAML_SUFFIXES = (".yaml", ".yml")
 MSGPACK_SUFFIXES = (".msgpack", ".mpk")
 
@@ -106,8 +110,29 @@ def example_names() -> list[str]:
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
+def library_model_path(spec: str) -> Path:
+    """The model file of ``library:DIR/NAME`` (read from ``DIR/index.json``); one clear error otherwise."""
+    rest = spec[len(LIBRARY_PREFIX):]
+    folder, _, name = rest.rpartition("/")
+    if not folder or not name:
+        raise ModelFileError(f"{spec}: name a library entry as library:DIR/NAME")
+    raw = read_limited(Path(folder) / "index.json", MAX_INDEX_BYTES, error=ModelFileError, what="library index")
+    try:
+        entries = json.loads(raw.decode("utf-8")).get("entries", [])
+    except (ValueError, UnicodeDecodeError, AttributeError) as exc:
+        raise ModelFileError(f"{folder}/index.json: not a library index ({exc})") from None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("name") == name and entry.get("status") == "ok":
+            model = entry.get("model")
+            if not isinstance(model, str) or Path(model).is_absolute() or ".." in Path(model).parts:
+                raise ModelFileError(f"{spec}: the index's model path {model!r} is not inside the library")
+            return Path(folder) / model
+    names = sorted(e.get("name", "?") for e in entries if isinstance(e, dict) and e.get("status") == "ok")
+    raise ModelFileError(f"{spec}: no entry {name!r} in the library (entries: {', '.join(names[:12]) or 'none'})")
+
+
 def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
-    """Return (bytes, suffix, display name) for a path or ``example:NAME``."""
+    """Return (bytes, suffix, display name) for a path, ``example:NAME`` or ``library:DIR/NAME``."""
     text = os.fspath(source)
     if text.startswith(EXAMPLE_PREFIX):
         name = text[len(EXAMPLE_PREFIX):]
@@ -115,7 +140,7 @@ def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
             raise ModelFileError(f"unknown example {name!r} (known: {', '.join(example_names())})")
         data = (resources.files("hapticam.models") / "examples" / f"{name}.yaml").read_bytes()
         return data, ".yaml", text
-    path = Path(text)
+    path = library_model_path(text) if text.startswith(LIBRARY_PREFIX) else Path(text)
     suffix = path.suffix.lower()
     if suffix not in YAML_SUFFIXES + MSGPACK_SUFFIXES:
         raise ModelFileError(f"{text}: unknown model file type {suffix or '(none)'!r}; use .yaml or .msgpack")

@@ -141,3 +141,25 @@ def test_index_html_sorts_in_a_real_headless_browser(library, tmp_path):
     subprocess.run([chromium, *flags, "--window-size=1400,900", f"--screenshot={shot}", page.as_uri()],
                    capture_output=True, timeout=120)
     assert shot.stat().st_size > 20_000                           # a rendered table with thumbnails, not a blank page
+
+
+def test_render_and_load_a_library_entry_by_name(library, capsys):
+    from hapticam.cli import main
+    from hapticam.errors import ModelFileError
+    from hapticam.models.files import load_model_only
+
+    lib = library[0] / "library"
+    assert main(["render", f"library:{lib}/Gateron-Brown", "--simulated-clock", "--duration", "0.2"]) == 0
+    assert load_model_only(f"library:{lib}/Cherry-MX-Red").kind == "segmented-impedance"
+    with pytest.raises(ModelFileError, match="no entry 'Nope'"):
+        load_model_only(f"library:{lib}/Nope")
+    index = json.loads((lib / "index.json").read_text())
+    index["entries"][0]["model"] = "../../etc/passwd"
+    (lib / "index.json").write_text(json.dumps(index))
+    try:
+        with pytest.raises(ModelFileError, match="not inside the library"):
+            load_model_only(f"library:{lib}/{index['entries'][0]['name']}")
+    finally:
+        from hapticam.render.verify.library.catalogue import write_index
+
+        write_index(lib)                                              # restore for the other tests
