@@ -217,19 +217,6 @@ class Target:
         """One line: name and summary."""
         return f"{self.name}: {self.summary}"
 
-    def simulate(self, excitation: Any, spec: Any = None, *, seed: int = 0) -> Any:
-        """Be driven by the simulated probe along ``excitation``; return the
-        :class:`~hapticam.devices.probe.ProbeRun` (measured and true signals, observables)."""
-        from hapticam.devices.probe import simulate
-
-        return simulate(self, excitation, spec, seed=seed)
-
-    def probe(self, excitation: Any, sample_rate_hz: float = 4000.0, seed: int = 0, spec: Any = None) -> Any:
-        """Be probed along ``excitation``; return the measured :class:`~hapticam.capture.Capture`."""
-        from hapticam.devices.probe import probe
-
-        return probe(self, excitation, sample_rate_hz, seed, spec)
-
     def to_dict(self) -> dict[str, Any]:
         """All parameters as a JSON-able dict (recorded in captures)."""
         out: dict[str, Any] = {}

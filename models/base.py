@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
+
+from hapticam.errors import ModelValidationError
 
 HEADER_FIELDS = 5
 
@@ -35,6 +37,8 @@ KIND_FRICTION = 3
 KIND_HYBRID_KEY = 4
 KIND_END_STOPS = 5
 
+#: the compiled force kernel ``model_force``, registered by :mod:`hapticam.models.kernels` at import
+FORCE_KERNEL: list[Callable[..., float]] = []
 #: kind name -> Model subclass; filled by ``Model.__init_subclass__``.
 MODEL_KINDS: dict[str, type["Model"]] = {}
 
@@ -116,12 +120,13 @@ class Model(ABC):
     # -- convenience --------------------------------------------------------------------------------
     def force(self, x_m: float, v_mps: float = 0.0, a_mps2: float = 0.0, dt_s: float = 1e-3,
               state: np.ndarray | None = None) -> float:
-        """Evaluate the compiled kernel once (N). Pass ``state`` to carry internal state between calls."""
-        from hapticam.models.kernels import model_force
+        """Evaluate the compiled kernel once (N). Pass ``state`` to carry internal state between calls.
 
+        The kernel is :func:`hapticam.models.kernels.model_force`, which registers itself here when the
+        models package is imported (so this module needs no import of the kernels)."""
         compiled = self.compile()
         s = compiled.reset_state() if state is None else state
-        return float(model_force(compiled.params, s, float(x_m), float(v_mps), float(a_mps2), float(dt_s)))
+        return float(FORCE_KERNEL[0](compiled.params, s, float(x_m), float(v_mps), float(a_mps2), float(dt_s)))
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and _plain_equal(self.to_dict(), other.to_dict())  # type: ignore[union-attr]
@@ -139,11 +144,8 @@ def _plain_equal(a: Any, b: Any) -> bool:
 
 
 def model_from_dict(kind: str, parameters: dict[str, Any]) -> Model:
-    """Build a model of the named ``kind`` from its parameter mapping."""
-    from hapticam.errors import ModelValidationError
-
-    import hapticam.models  # noqa: F401  (registers every kind)
-
+    """Build a model of the named ``kind`` from its parameter mapping (every kind module registers its
+    class when the ``hapticam.models`` package, which imports them all, is imported: before this module)."""
     cls = MODEL_KINDS.get(kind)
     if cls is None:
         raise ModelValidationError(f"kind: unknown model kind {kind!r} (known: {', '.join(sorted(MODEL_KINDS))})")

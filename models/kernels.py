@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from hapticam.models.base import (HEADER_FIELDS, KIND_CONTACT, KIND_END_STOPS, KIND_FRICTION,
+from hapticam.models.base import (FORCE_KERNEL, HEADER_FIELDS, KIND_CONTACT, KIND_END_STOPS, KIND_FRICTION,
                                   KIND_HYBRID_KEY, KIND_IMPEDANCE)
 from hapticam.models.composite import end_stops_force
 from hapticam.models.contact import contact_force
@@ -68,3 +68,6 @@ def model_flags(params, state):
             sl = int(params[h + 4])
             return hybrid_key_flags(params[po:po + pl], state[so:so + sl])
     return 0
+
+
+FORCE_KERNEL.append(model_force)   # Model.force evaluates through it (hapticam.models.base needs no import of this module)
