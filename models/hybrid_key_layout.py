@@ -1,0 +1,52 @@
+"""Layout of the hybrid key's compiled parameter and state blocks, its event codes, flags and limits.
+
+The meaning of every entry is in :mod:`hapticam.models.hybrid_key`'s module docstring.
+"""
+
+from __future__ import annotations
+
+# -- parameter block layout ---------------------------------------------------------------------------
+P_MK, P_KR, P_FP, P_MH, P_R, P_G = 0, 1, 2, 3, 4, 5
+P_LAW, P_K, P_B, P_N, P_E = 6, 7, 8, 9, 10
+P_XL, P_YS, P_ES, P_XKB, P_KKB, P_BKB = 11, 12, 13, 14, 15, 16
+P_H, P_DELTA0, P_VCAP, P_DC, P_XR = 17, 18, 19, 20, 21
+PARAM_SIZE = 22
+
+# -- state block layout -------------------------------------------------------------------------------
+S_Y, S_W, S_XPREV, S_UPREV, S_MODE, S_FLAGS, S_ESCAPED, S_INIT = 0, 1, 2, 3, 4, 5, 6, 7
+S_T_LAND, S_T_LIFT, S_T_STRING, S_T_LETOFF = 8, 9, 10, 11
+S_LAND_SPEED, S_STRING_SPEED, S_REACTION, S_RECOVERIES = 12, 13, 14, 15
+S_TPREV, S_EV_COUNT, S_EV0 = 16, 17, 18
+MAX_LOGGED_EVENTS = 4
+STATE_SIZE = S_EV0 + 3 * MAX_LOGGED_EVENTS
+
+LAW_HUNT_CROSSLEY, LAW_RIGID = 0, 1
+MODE_FLIGHT, MODE_CONTACT = 0, 1
+
+# Event codes (state slots 18-29 and :meth:`HybridKey.simulate`).
+EV_LANDING, EV_LIFTOFF, EV_STRING, EV_LETOFF = 1, 2, 3, 4
+EVENT_NAMES = {EV_LANDING: "landing", EV_LIFTOFF: "lift-off", EV_STRING: "string", EV_LETOFF: "let-off"}
+
+FLAG_CONTACT, FLAG_FLIGHT, FLAG_ESCAPED, FLAG_STRING = 1, 2, 4, 8
+FLAG_IMPACT, FLAG_KEYBED, FLAG_LIFTOFF, FLAG_LETOFF = 16, 32, 64, 128
+
+#: Stand-in for an absent let-off, string or keybed position in the parameter block.
+ABSENT_M = 1e30
+#: Longest hammer sub-step (s); stiff Hunt-Crossley contacts get shorter ones (see ``substep_s``).
+MAX_SUBSTEP_S = 5e-5
+#: Most hammer sub-steps per tick (bounds the cost; a longer tick gets longer sub-steps).
+MAX_SUBSTEPS = 96
+#: Sub-step rule for Hunt-Crossley: omega h <= 0.5 at the penetration of a 10 m/s impact.
+SUBSTEP_OMEGA_H = 0.5
+SUBSTEP_REF_SPEED_MPS = 10.0
+#: A rigid landing whose rebound speed would be below this is plastic (m/s).
+CAPTURE_SPEED_MPS = 1e-3
+#: Input clamps (finite inputs beyond any device are clamped, so the kernel never overflows).
+X_LIMIT_M, V_LIMIT_MPS, A_LIMIT_MPS2 = 10.0, 1e4, 1e7
+#: Tick length bounds (s): a positive dt outside them is integrated as the nearest bound.
+DT_MIN_S, DT_MAX_S = 1e-7, 1.0
+#: Hammer state bounds; beyond them (or on a non-finite value) the hammer is reset to rest.
+Y_LIMIT_M, W_LIMIT_MPS, F_LIMIT_N = 1e4, 1e4, 1e9
+_MAX_EXTRA_ITERATIONS = 64
+#: Documented tick-rate tolerance (s) of event times between dt = 1 ms and 0.1 ms (see the module docstring).
+TICK_RATE_TOLERANCE_S = 2e-4
