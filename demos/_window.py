@@ -30,7 +30,6 @@ from hapticam.models.contact import Contact
 from hapticam.models.hybrid_key import HybridKey
 from hapticam.models.impedance import SegmentedImpedance
 from hapticam.models.kernels import model_force
-from hapticam.render.layout import K_SLOT, K_SLEN0
 from hapticam.render.loop import LoopConfig, ServoLoop
 from hapticam.render.result import RenderResult
 
@@ -96,17 +95,11 @@ class FingerRig:
     def set_target(self, x_m: float | None) -> None:
         """Move the finger's target to ``x_m`` (m); ``None`` returns it to the rest position."""
         self.target_m = self.rest_m if x_m is None else float(x_m)
-        self.device.utab[:, 0] = self.target_m  # held past the table's end (user_reference)
+        self.device.hold_user_at(self.target_m)
 
     def step(self, n_ticks: int) -> RenderResult:
         """Run ``n_ticks`` servo ticks on the simulated clock; return their rows."""
         return self.loop.run_simulated(n_ticks=int(n_ticks))
-
-    @property
-    def state(self) -> np.ndarray:
-        """The model's live state array (a view into the loop's active slot)."""
-        slot = int(self.loop.ctl[K_SLOT])
-        return self.loop.sbuf[slot, :int(self.loop.ctl[K_SLEN0 + slot])]
 
     @property
     def t_s(self) -> float:

@@ -57,7 +57,6 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
     from hapticam.capture import Capture
     from hapticam.capture_io import load_capture, save_capture
     from hapticam.identify.impedance_fit import identify_impedance
-    from hapticam.models.files import save_model
     from hapticam.render.loop import run_simulated
     from hapticam.render.verify import verify
     from hapticam.render.verify.report import write_figure, write_json

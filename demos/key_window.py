@@ -219,7 +219,7 @@ class KeyWindow:
             pg.draw.line(bg, GRID, (right + 4, row), (right + 10, row))
             text(bg, font, f"{mm}", (right + 13, row - 6), DIM)
         # F-x plot axes and grid
-        (x0, x1), (f0, f1) = lay.x_range_m, lay.f_range_N
+        (_, x1), (f0, f1) = lay.x_range_m, lay.f_range_N
         px0, _ = lay.plot_xy(0.0, 0.0)
         _, py0 = lay.plot_xy(0.0, 0.0)
         pl, pt, pw, ph = lay.plot

@@ -32,10 +32,8 @@ from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, 
                                     frame_ticks, require_pygame, text)
 from hapticam.devices.users import PROBE_DAMPING_N_S_PER_M, PROBE_STIFFNESS_N_PER_M
 from hapticam.errors import HapticError, UsageError
-from hapticam.models.base import HEADER_FIELDS
 from hapticam.models.files import load_model
-from hapticam.models.hybrid_key import (FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_STRING, S_ESCAPED, S_Y,
-                                        HybridKey)
+from hapticam.models.hybrid_key import FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_STRING, HybridKey
 
 SIZE = (960, 600)
 TRACE_S = 2.0
@@ -125,16 +123,6 @@ class PianoRun:
     screenshot: Path | None = None
 
 
-def drive_point(key: HybridKey, x_m: float, escaped: bool) -> float:
-    """Drive point height (m): ``r x`` on the jack; once escaped, the backcheck
-    ``r x - d_c clip((x - x_r) / (x_l - x_r), 0, 1)`` (models/hybrid_key.py, escapement)."""
-    s = key.lever_ratio * x_m
-    if escaped and key.let_off_m is not None:
-        w = min(max((x_m - key.repetition_m) / (key.let_off_m - key.repetition_m), 0.0), 1.0)
-        s -= key.check_drop_m * w
-    return s
-
-
 def keystroke_target(t_s: float, depth_m: float) -> float | None:
     """Finger target ``t_s`` seconds into a scripted keystroke (None once it is over)."""
     down, hold, up = KEYSTROKE_DOWN_S, KEYSTROKE_HOLD_S, KEYSTROKE_UP_S
@@ -158,7 +146,6 @@ class PianoWindow:
             raise UsageError(f"{source}: the piano window needs a hybrid-key model, got {model.kind!r}")
         self.source, self.model = source, model
         self.key: HybridKey = parts[hits[0]]  # type: ignore[assignment]
-        self.state_offset = int(model.compile().params[1 + HEADER_FIELDS * hits[0] + 3])
         if self.key.keybed_m is not None:
             self.max_target_m = self.key.keybed_m + KEYSTROKE_OVERPRESS_M
         else:
@@ -198,11 +185,10 @@ class PianoWindow:
             self.target = None if target is None else float(np.clip(target, 0.0, self.max_target_m))
             self.rig.set_target(self.target)
             res = self.rig.step(1)
-            s = self.rig.state[self.state_offset:]
             flags = int(res.model_flags[-1])
             flags_or |= flags
-            drive = drive_point(self.key, float(res.x_m[-1]), s[S_ESCAPED] != 0.0)
-            rows.append((res.t_s[-1], res.x_m[-1], res.x_true_m[-1], res.force_N[-1], flags, s[S_Y], drive,
+            hammer_y, drive = res.model_diag[-1]          # hapticam.models.kernels.DIAGNOSTICS["hybrid-key"]
+            rows.append((res.t_s[-1], res.x_m[-1], res.x_true_m[-1], res.force_N[-1], flags, hammer_y, drive,
                          res.v_mps[-1]))
             if flags & FLAG_STRING:
                 self.last_strike_t = float(res.t_s[-1])

@@ -16,11 +16,11 @@ from hapticam.models.contact import Contact
 from hapticam.models.friction import Friction
 from hapticam.models.hybrid_key import HybridKey
 from hapticam.models.impedance import ImpedanceTable, SegmentedImpedance, position_table
-from hapticam.models.kernels import model_flags, model_force
+from hapticam.models.kernels import model_diag, model_flags, model_force
 from hapticam.models.passivity import PassivityReport, check_passivity
 
 __all__ = [
     "MODEL_KINDS", "CompiledModel", "Model", "model_from_dict", "Composite", "EndStops", "Contact",
     "Friction", "HybridKey", "ImpedanceTable", "SegmentedImpedance", "position_table", "model_flags",
-    "model_force", "PassivityReport", "check_passivity",
+    "model_force", "model_diag", "PassivityReport", "check_passivity",
 ]

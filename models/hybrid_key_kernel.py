@@ -401,3 +401,12 @@ def hybrid_key_run(p, s, x, v, a, dt, out_force, out_y, out_w, out_flags,
                 ev_speed[n_ev] = s[k + 2]
             n_ev += 1
     return n_ev
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hybrid_key_diag(p, s, which):
+    """Diagnostics after the last tick: 0 the hammer height y (m), 1 the drive point's height (m): the
+    jack, or the backcheck once escaped (:func:`drive_point` at the key's last position)."""
+    if which == 0:
+        return s[S_Y]
+    return drive_point(p, s[S_XPREV], s[S_ESCAPED])

@@ -15,7 +15,7 @@ from hapticam.models.base import (FORCE_KERNEL, HEADER_FIELDS, KIND_CONTACT, KIN
 from hapticam.models.composite import end_stops_force
 from hapticam.models.contact import contact_force
 from hapticam.models.friction import friction_force
-from hapticam.models.hybrid_key import hybrid_key_flags, hybrid_key_force
+from hapticam.models.hybrid_key_kernel import hybrid_key_diag, hybrid_key_flags, hybrid_key_force
 from hapticam.models.impedance import impedance_force
 
 
@@ -68,6 +68,27 @@ def model_flags(params, state):
             sl = int(params[h + 4])
             return hybrid_key_flags(params[po:po + pl], state[so:so + sl])
     return 0
+
+
+#: What :func:`model_diag` reports per kind (diagnostic 0, diagnostic 1); kinds not listed report 0.0.
+DIAGNOSTICS = {"hybrid-key": ("hammer height y (m)", "drive point height: jack or backcheck (m)")}
+
+
+@njit(cache=True, nogil=True)
+def model_diag(params, state, which):
+    """Model diagnostic ``which`` (0 or 1) of the current state, recorded per tick by the servo loop (ring
+    columns ``model_diag0``/``model_diag1``); the first component that has diagnostics reports them
+    (:data:`DIAGNOSTICS`), 0.0 otherwise."""
+    n = int(params[0])
+    for i in range(n):
+        h = 1 + HEADER_FIELDS * i
+        if int(params[h]) == KIND_HYBRID_KEY:
+            po = int(params[h + 1])
+            pl = int(params[h + 2])
+            so = int(params[h + 3])
+            sl = int(params[h + 4])
+            return hybrid_key_diag(params[po:po + pl], state[so:so + sl], which)
+    return 0.0
 
 
 FORCE_KERNEL.append(model_force)   # Model.force evaluates through it (hapticam.models.base needs no import of this module)

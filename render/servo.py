@@ -59,7 +59,7 @@ from numba.extending import intrinsic
 
 from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_FORCE_CMD, IO_HAS_V, IO_SEQ, IO_V,
                                    IO_X, ServoBinding)
-from hapticam.models.kernels import model_flags, model_force
+from hapticam.models.kernels import model_diag, model_flags, model_force
 from hapticam.render.clock import now_ns, wait_until_ns
 from hapticam.render.layout import (C_DT, C_MAX_TICKS, C_PERIOD_NS, C_PROXY_B, C_PROXY_K, C_PROXY_M,
                                     C_PROXY_SUB, C_SPIN_NS, C_STALE_TICKS, C_VEL_BETA, EV_SET_PARAM,
@@ -316,5 +316,5 @@ def servo_for(binding: ServoBinding) -> ServoKernels:
     process and device type)."""
     key = (binding.sense, binding.actuate)
     if key not in _SERVOS:
-        _SERVOS[key] = build_servo(model_force, model_flags, binding.sense, binding.actuate, no_diag)
+        _SERVOS[key] = build_servo(model_force, model_flags, binding.sense, binding.actuate, model_diag)
     return _SERVOS[key]
