@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -234,3 +235,54 @@ def _finite(v: Any) -> bool:
 def text(surface: Any, font: Any, s: str, pos: tuple[int, int], colour: tuple[int, int, int] = TEXT) -> None:
     """Draw ``s`` with its top-left corner at ``pos``."""
     surface.blit(font.render(s, True, colour), pos)
+
+
+def run_loop(window: Any, title: str, size: tuple[int, int], frames: int | None, player: "ScriptPlayer | None",
+             screenshot: str | os.PathLike[str] | None,
+             on_frame: Callable[[Any], None] = lambda window: None) -> tuple[int, Path | None]:
+    """The pygame loop both windows run: input (mouse, keys, or a script), one frame of servo ticks,
+    drawing, pacing to ``FPS`` in real time (scripted runs go back to back), an optional screenshot.
+
+    ``window`` provides ``layout.depth_at(y)``, ``handle_key(name) -> bool`` (False quits),
+    ``step_frame(frame, target_m)`` and ``draw(pg, surface, font)``; ``on_frame(window)`` runs after each
+    frame's ticks. Returns the frames run and the screenshot's path."""
+    pg = require_pygame()
+    pg.init()
+    try:
+        surface = pg.display.set_mode(size)
+        pg.display.set_caption(title)
+        font = pg.font.Font(None, 18)
+        clock = pg.time.Clock()
+        frame, running = 0, True
+        while running and (frames is None or frame < frames):
+            keys = []
+            for event in pg.event.get():
+                if event.type == pg.QUIT:
+                    running = False
+                elif event.type == pg.KEYDOWN and (player is None or pg.key.name(event.key) in ("q", "escape")):
+                    keys.append(pg.key.name(event.key))
+            if player is not None:
+                keys += player.advance(frame / FPS)
+                target = player.target(frame / FPS)
+            elif pg.mouse.get_pressed()[0]:
+                target = window.layout.depth_at(pg.mouse.get_pos()[1])
+            else:
+                target = None
+            for key in keys:
+                running = window.handle_key(key) and running
+            if not running:
+                break
+            window.step_frame(frame, target)
+            on_frame(window)
+            window.draw(pg, surface, font)
+            pg.display.flip()
+            if player is None:
+                clock.tick(FPS)
+            frame += 1
+        path = None
+        if screenshot is not None:
+            path = Path(screenshot)
+            pg.image.save(surface, str(path))
+        return frame, path
+    finally:
+        pg.quit()

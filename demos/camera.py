@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 from hapticam.errors import UsageError
 
+#: targets whose dynamics (a hammer in flight) a segmented impedance model cannot hold
+HYBRID_TARGETS = ("piano-key",)
 DEFAULT_TARGET = "tactile-switch"
 
 
@@ -54,20 +56,27 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
                out_dir: str | Path = "hapticam-demo", sweep_s: float = 90.0, seed: int = 0,
                say: Callable[[str], None] = print) -> CameraRun:
     """Run the four stages (module notes), writing every artefact into ``out_dir``; return the numbers."""
-    from hapticam.capture import Capture
-    from hapticam.capture_io import load_capture, save_capture
-    from hapticam.identify.impedance_fit import identify_impedance
-    from hapticam.render.loop import run_simulated
-    from hapticam.render.verify import verify
-    from hapticam.render.verify.report import write_figure, write_json
-
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
     result = CameraRun(out_dir=out)
 
-    # 1. probe (or load the real capture)
+    if capture_path is None and target in HYBRID_TARGETS:
+        say(f"note: {target} has a hammer in flight, which a segmented impedance model cannot hold; the demo "
+            "identifies one anyway, so expect verification to fail (a hybrid-key model is what it needs)")
+    training = _stage_probe(result, out, target, capture_path, sweep_s, seed, say)
+    fit = _stage_identify(result, out, training, say)
+    _stage_render(result, out, fit, seed, say)
+    _stage_verify(result, out, target, training, fit, capture_path, seed, say)
+    return result
+
+
+def _stage_probe(result: CameraRun, out: Path, target: str, capture_path: str | Path | None, sweep_s: float,
+                 seed: int, say: Callable[[str], None]) -> Any:
+    """1. probe the simulated target with a swept sine (or load the real capture)."""
+    from hapticam.capture_io import load_capture, save_capture
+
     t0 = time.perf_counter()
     if capture_path is not None:
         training = load_capture(capture_path)
@@ -86,7 +95,13 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
         say(f"[1/4] probe     {target}: swept sine 1-4 Hz, {training.t_s[-1]:.0f} s at "
             f"{training.sample_rate_hz:.0f} Hz -> {result.files['probe']}")
 
-    # 2. identify
+    return training
+
+
+def _stage_identify(result: CameraRun, out: Path, training: Any, say: Callable[[str], None]) -> Any:
+    """2. identify a segmented impedance model (passive) and write it."""
+    from hapticam.identify.impedance_fit import identify_impedance
+
     t0 = time.perf_counter()
     fit = identify_impedance(training)
     result.files["model"] = out / "model.yaml"
@@ -100,7 +115,15 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
         f"training fit {fit.summary.get('fit_percent', float('nan')):.2f} %"
         + (f", not identifiable: {', '.join(fixed)} (fixed)" if fixed else "") + f" -> {result.files['model']}")
 
-    # 3. render: a scripted press and release on the simulated device, simulated clock
+    return fit
+
+
+def _stage_render(result: CameraRun, out: Path, fit: Any, seed: int, say: Callable[[str], None]) -> None:
+    """3. render a scripted press and release on the simulated device (simulated clock) and record it."""
+    from hapticam.capture import Capture
+    from hapticam.capture_io import save_capture
+    from hapticam.render.loop import run_simulated
+
     t0 = time.perf_counter()
     rendered = run_simulated(fit.model, user="press", rate_hz=1000.0, duration_s=1.5, seed=seed)
     result.files["render"] = out / "render.csv"
@@ -117,7 +140,15 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
         + (", ".join(sorted({e.name for e in rendered.events})) or "no interventions")
         + f" -> {result.files['render']}")
 
-    # 4. verify against a held-out probing (or the same real capture)
+
+
+def _stage_verify(result: CameraRun, out: Path, target: str, training: Any, fit: Any,
+                  capture_path: str | Path | None, seed: int, say: Callable[[str], None]) -> None:
+    """4. verify against a held-out probing (or the same real capture) and write the report."""
+    from hapticam.capture_io import save_capture
+    from hapticam.render.verify import verify
+    from hapticam.render.verify.report import write_figure, write_json
+
     t0 = time.perf_counter()
     if capture_path is not None:
         held_out = training
@@ -142,4 +173,3 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
         say(f"              {verdict.name:<30} {'a user could feel the difference' if verdict.noticeable else 'same'}")
     say(f"verdict: {'PASS: the rendering feels like the object' if check.passed else 'FAIL: ' + '; '.join(check.failures)}")
     say(f"everything is in {out}/")
-    return result

@@ -33,7 +33,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, Script, ScriptPlayer,
-                                    frame_ticks, model_bottom_m, nice_ceil, require_pygame, static_curves,
+                                    frame_ticks, model_bottom_m, nice_ceil, require_pygame, run_loop, static_curves,
                                     text)
 from hapticam.devices.users import (FINGER_DAMPING_N_S_PER_M, FINGER_STIFFNESS_N_PER_M, PROBE_DAMPING_N_S_PER_M,
                                     PROBE_STIFFNESS_N_PER_M)
@@ -323,54 +323,15 @@ def run(frames: int | None = None, script: Script | None = None, screenshot: str
     KeyRun
         The ticks rendered since the last model (re)load, the finger targets per frame, the layout.
     """
-    pg = require_pygame()
+    require_pygame()                 # a clear error before any work when pygame is missing
     player = ScriptPlayer(script) if script is not None else None
     if frames is None and player is not None:
         frames = int(np.ceil((player.end_s + 0.5) * FPS))
     window = KeyWindow(extra=models)
-    pg.init()
-    try:
-        surface = pg.display.set_mode(SIZE)
-        pg.display.set_caption("hapticam: key window")
-        font = pg.font.Font(None, 18)
-        clock = pg.time.Clock()
-        targets: list[float] = []
-        frame, running = 0, True
-        while running and (frames is None or frame < frames):
-            t = frame / FPS
-            keys = []
-            for event in pg.event.get():
-                if event.type == pg.QUIT:
-                    running = False
-                elif event.type == pg.KEYDOWN and player is None:
-                    keys.append(pg.key.name(event.key))
-                elif event.type == pg.KEYDOWN and pg.key.name(event.key) in ("q", "escape"):
-                    running = False
-            if player is not None:
-                keys += player.advance(t)
-                target = player.target(t)
-            elif pg.mouse.get_pressed()[0]:
-                target = window.layout.depth_at(pg.mouse.get_pos()[1])
-            else:
-                target = None
-            for key in keys:
-                running = window.handle_key(key) and running
-            if not running:
-                break
-            window.step_frame(frame, target)
-            targets.append(np.nan if window.target is None else window.target)
-            window.draw(pg, surface, font)
-            pg.display.flip()
-            if player is None:
-                clock.tick(FPS)
-            frame += 1
-        path = None
-        if screenshot is not None:
-            path = Path(screenshot)
-            pg.image.save(surface, str(path))
-        return window.record(frame, targets, path)
-    finally:
-        pg.quit()
+    targets: list[float] = []
+    frame, path = run_loop(window, "hapticam: key window", SIZE, frames, player, screenshot,
+                           lambda w: targets.append(np.nan if w.target is None else w.target))
+    return window.record(frame, targets, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, Script, ScriptPlayer,
-                                    frame_ticks, require_pygame, text)
+                                    frame_ticks, require_pygame, run_loop, text)
 from hapticam.devices.users import PROBE_DAMPING_N_S_PER_M, PROBE_STIFFNESS_N_PER_M
 from hapticam.errors import HapticError, UsageError
 from hapticam.models.files import load_model
@@ -289,50 +289,13 @@ def run(frames: int | None = None, script: Script | None = None, screenshot: str
     model : str
         A hybrid-key model file or ``example:NAME``.
     """
-    pg = require_pygame()
+    require_pygame()                 # a clear error before any work when pygame is missing
     player = ScriptPlayer(script) if script is not None else None
     if frames is None and player is not None:
         frames = int(np.ceil((player.end_s + 1.0) * FPS))
     window = PianoWindow(model)
-    pg.init()
-    try:
-        surface = pg.display.set_mode(SIZE)
-        pg.display.set_caption("hapticam: piano key")
-        font = pg.font.Font(None, 18)
-        clock = pg.time.Clock()
-        frame, running = 0, True
-        while running and (frames is None or frame < frames):
-            keys = []
-            for event in pg.event.get():
-                if event.type == pg.QUIT:
-                    running = False
-                elif event.type == pg.KEYDOWN and (player is None or pg.key.name(event.key) in ("q", "escape")):
-                    keys.append(pg.key.name(event.key))
-            if player is not None:
-                t = frame / FPS
-                keys += player.advance(t)
-                target = player.target(t)
-            elif pg.mouse.get_pressed()[0]:
-                target = window.layout.depth_at(pg.mouse.get_pos()[1])
-            else:
-                target = None
-            for key in keys:
-                running = window.handle_key(key) and running
-            if not running:
-                break
-            window.step_frame(frame, target)
-            window.draw(pg, surface, font)
-            pg.display.flip()
-            if player is None:
-                clock.tick(FPS)
-            frame += 1
-        path = None
-        if screenshot is not None:
-            path = Path(screenshot)
-            pg.image.save(surface, str(path))
-        return window.result(frame, path)
-    finally:
-        pg.quit()
+    frame, path = run_loop(window, "hapticam: piano key", SIZE, frames, player, screenshot)
+    return window.result(frame, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

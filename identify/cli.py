@@ -236,7 +236,7 @@ def _table(s: dict[str, Any]) -> str:
                      f"{fitp:7.2f}")
     lines += ["", f"training fit {s['fit_percent']:.2f} % (seed 003 eq. 53), RMS {_fmt(s['rms_N'])} N, "
                   f"max {_fmt(s['max_N'])} N"]
-    if s.get("holdout", {}).get("fit_percent") is not None:
+    if (s.get("holdout") or {}).get("fit_percent") is not None:
         h = s["holdout"]
         lines.append(f"held-out fit {h['fit_percent']:.2f} % on {h['held_out']} (fitted without them: "
                      f"{h['training_fit_percent']:.2f} %)")

@@ -199,9 +199,7 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
                                  source_name=os.path.basename(capture.name), source_sha256=capture.sha256,
                                  metrics=metrics, notes=notes)
     uncertainty = {name: _uncertainty_block(d) for name, d in dirs.items()}
-    summary = _summary(capture, dirs, settings["identifiable"], metrics, settings, notes)
-    if validation is not None:
-        summary["holdout"] = validation
+    summary = {**_summary(capture, dirs, settings["identifiable"], metrics, settings, notes), "holdout": validation}
     report(1.0, "done")
     return ImpedanceFit(model=model, provenance=provenance, uncertainty=uncertainty, summary=summary,
                         identifiable=settings["identifiable"], fixed=fixed_terms, directions=dirs, prepared=prep,
