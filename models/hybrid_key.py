@@ -130,7 +130,9 @@ import numpy as np
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_HYBRID_KEY, Model
-from hapticam.models.hybrid_key_kernel import drive_point, hybrid_key_flags, hybrid_key_force, hybrid_key_run  # noqa: F401
+# the compiled kernel and the block layout are re-exported: they are part of this module's API
+from hapticam.models.hybrid_key_kernel import (drive_point, hybrid_key_diag, hybrid_key_flags,  # noqa: F401
+                                               hybrid_key_force, hybrid_key_run)
 from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_SPEED_MPS, DT_MAX_S, DT_MIN_S,
                                                EVENT_NAMES, EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING,
                                                FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_IMPACT, FLAG_KEYBED,
@@ -144,7 +146,7 @@ from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_S
                                                S_RECOVERIES, S_STRING_SPEED, S_TPREV, S_T_LAND, S_T_LETOFF,
                                                S_T_LIFT, S_T_STRING, S_UPREV, S_W, S_XPREV, S_Y,
                                                TICK_RATE_TOLERANCE_S, V_LIMIT_MPS, W_LIMIT_MPS, X_LIMIT_M,
-                                               Y_LIMIT_M, _MAX_EXTRA_ITERATIONS)  # noqa: F401
+                                               Y_LIMIT_M)  # noqa: F401
 from hapticam.models.validation import as_choice, as_float, check_keys
 
 # ================================================================== Python model ===================

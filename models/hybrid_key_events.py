@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 from hapticam.models.hybrid_key_layout import (F_LIMIT_N, P_B, P_G, P_K, P_MH, P_N)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _clamp(val, lo, hi):
+def clamp(val, lo, hi):
     return lo if val < lo else (hi if val > hi else val)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _hc_force(p, rho, rho_dot):
+def hc_force(p, rho, rho_dot):
     """Hunt-Crossley contact force (N): F = k rho^n + b rho^n rho_dot, >= 0 (seed 000 eq. 26)."""
     if rho <= 0.0:
         return 0.0
@@ -30,7 +29,7 @@ def _hc_force(p, rho, rho_dot):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _rk4_contact(p, s0, sp, sa, y, w, h):
+def rk4_contact(p, s0, sp, sa, y, w, h):
     """One RK4 step of m_h y'' = F_c(s - y, s_dot - y_dot) - m_h g with the drive point
     s(t) = s0 + sp t + sa t^2 / 2. Returns (y, w, contact impulse over the step (N s))."""
     m = p[P_MH]
@@ -38,23 +37,23 @@ def _rk4_contact(p, s0, sp, sa, y, w, h):
     hh = 0.5 * h
     s_mid = s0 + hh * sp + 0.5 * sa * hh * hh
     sp_mid = sp + sa * hh
-    f1 = _hc_force(p, s0 - y, sp - w)
+    f1 = hc_force(p, s0 - y, sp - w)
     y2 = y + hh * w
     w2 = w + hh * (f1 / m - g)
-    f2 = _hc_force(p, s_mid - y2, sp_mid - w2)
+    f2 = hc_force(p, s_mid - y2, sp_mid - w2)
     y3 = y + hh * w2
     w3 = w + hh * (f2 / m - g)
-    f3 = _hc_force(p, s_mid - y3, sp_mid - w3)
+    f3 = hc_force(p, s_mid - y3, sp_mid - w3)
     y4 = y + h * w3
     w4 = w + h * (f3 / m - g)
-    f4 = _hc_force(p, s0 + h * sp + 0.5 * sa * h * h - y4, sp + sa * h - w4)
+    f4 = hc_force(p, s0 + h * sp + 0.5 * sa * h * h - y4, sp + sa * h - w4)
     y_new = y + h / 6.0 * (w + 2.0 * w2 + 2.0 * w3 + w4)
     w_new = w + h / 6.0 * ((f1 + 2.0 * f2 + 2.0 * f3 + f4) / m - 6.0 * g)
     return y_new, w_new, h / 6.0 * (f1 + 2.0 * f2 + 2.0 * f3 + f4)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _liftoff_time(s0, sp, sa, y0, w0, y1, w1, h):
+def liftoff_time(s0, sp, sa, y0, w0, y1, w1, h):
     """Time in [0, h] where rho = s0 + sp t + sa t^2 / 2 - y(t) crosses 0, y(t) the cubic Hermite
     interpolant of (y0, w0) at 0 and (y1, w1) at h; rho(0) > 0 >= rho(h). Illinois regula falsi."""
     lo, hi = 0.0, h
@@ -92,7 +91,7 @@ def _liftoff_time(s0, sp, sa, y0, w0, y1, w1, h):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _landing_time(g0, c1, q):
+def landing_time(g0, c1, q):
     """Smallest tau >= 0 where gap(tau) = g0 + c1 tau - q tau^2 / 2 reaches 0 (the hammer meets the
     drive point), or -1. g0 = y - s >= 0, c1 = y_dot - s_dot, q = g + s_ddot (any sign).
     Cancellation-free quadratic roots."""
@@ -116,7 +115,7 @@ def _landing_time(g0, c1, q):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _string_time(d0, w, g):
+def string_time(d0, w, g):
     """Smallest tau >= 0 with y(tau) = y_s rising (d0 = y_s - y, y(tau) = y + w tau - g tau^2 / 2), or -1."""
     if w <= 0.0:
         return -1.0
@@ -131,7 +130,7 @@ def _string_time(d0, w, g):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _crossing_time(x0, v0, a, c, ta, tb, xa, xb):
+def crossing_time(x0, v0, a, c, ta, tb, xa, xb):
     """Time in [ta, tb] where the key x(t) = x0 + v0 t + a t^2 / 2, monotone on [ta, tb], passes c going
     from xa = x(ta) to xb = x(tb), or -1. Pressing passes c when it goes beyond it (xa <= c < xb),
     releasing when it reaches it (xb <= c < xa): let-off is x > x_l, repetition x <= x_r."""
@@ -139,7 +138,7 @@ def _crossing_time(x0, v0, a, c, ta, tb, xa, xb):
         return -1.0
     d = x0 - c
     if a == 0.0:
-        return _clamp(-d / v0, ta, tb)
+        return clamp(-d / v0, ta, tb)
     # roots of a t^2 / 2 + v0 t + d = 0, cancellation-free; take the one on [ta, tb]
     sq = math.sqrt(max(v0 * v0 - 2.0 * a * d, 0.0))
     qq = -0.5 * (v0 + (sq if v0 >= 0.0 else -sq))
@@ -147,4 +146,4 @@ def _crossing_time(x0, v0, a, c, ta, tb, xa, xb):
     r2 = d / qq if qq != 0.0 else r1
     e1 = max(ta - r1, r1 - tb, 0.0)
     e2 = max(ta - r2, r2 - tb, 0.0)
-    return _clamp(r1 if e1 <= e2 else r2, ta, tb)
+    return clamp(r1 if e1 <= e2 else r2, ta, tb)

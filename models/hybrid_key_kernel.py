@@ -8,8 +8,19 @@ import math
 import numpy as np
 from numba import njit
 
-from hapticam.models.hybrid_key_events import (_clamp, _rk4_contact, _liftoff_time, _landing_time, _string_time, _crossing_time)
-from hapticam.models.hybrid_key_layout import (A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S, EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING, F_LIMIT_N, LAW_RIGID, MAX_LOGGED_EVENTS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BKB, P_DC, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_R, P_VCAP, P_XKB, P_XL, P_XR, P_YS, S_ESCAPED, S_EV0, S_EV_COUNT, S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION, S_RECOVERIES, S_STRING_SPEED, S_TPREV, S_T_LAND, S_T_LETOFF, S_T_LIFT, S_T_STRING, S_UPREV, S_W, S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS, X_LIMIT_M, Y_LIMIT_M, _MAX_EXTRA_ITERATIONS)
+from hapticam.models.hybrid_key_events import (clamp, crossing_time, landing_time, liftoff_time, rk4_contact,
+                                               string_time)
+from hapticam.models.hybrid_key_layout import (A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S, EV_LANDING, EV_LETOFF,
+                                               EV_LIFTOFF, EV_STRING, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT,
+                                               FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
+                                               F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS, MAX_LOGGED_EVENTS,
+                                               MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BKB, P_DC, P_DELTA0,
+                                               P_E, P_ES, P_FP, P_G, P_H, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_R,
+                                               P_VCAP, P_XKB, P_XL, P_XR, P_YS, S_ESCAPED, S_EV0, S_EV_COUNT,
+                                               S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION, S_RECOVERIES,
+                                               S_STRING_SPEED, S_TPREV, S_T_LAND, S_T_LETOFF, S_T_LIFT,
+                                               S_T_STRING, S_UPREV, S_W, S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS,
+                                               X_LIMIT_M, Y_LIMIT_M)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -19,7 +30,7 @@ def drive_point(p, x, escaped):
     r = p[P_R]
     if escaped == 0.0:
         return r * x
-    f = _clamp((x - p[P_XR]) / (p[P_XL] - p[P_XR]), 0.0, 1.0)
+    f = clamp((x - p[P_XR]) / (p[P_XL] - p[P_XR]), 0.0, 1.0)
     return r * x - p[P_DC] * f
 
 
@@ -141,8 +152,8 @@ def _flight(p, s, x0, v0, a, t, seg_end, T, lever, q, s_t, sp, y, w, mode, esc, 
     ys = p[P_YS]
     impulse = 0.0
     span = seg_end - t
-    tau_l = _landing_time(y - s_t, w - sp, q)
-    tau_s = _string_time(ys - y, w, g)
+    tau_l = landing_time(y - s_t, w - sp, q)
+    tau_s = string_time(ys - y, w, g)
     hit_land = 0.0 <= tau_l <= span
     hit_string = 0.0 <= tau_s <= span and (not hit_land or tau_s < tau_l)
     tau = tau_s if hit_string else (tau_l if hit_land else span)
@@ -185,15 +196,15 @@ def _hc_contact(p, s, x0, v0, a, t, seg_end, T, hs, lever, sa, s_t, sp, y, w, mo
     # Hunt-Crossley contact: RK4 on the sub-step grid k * hs of the tick
     t_next = min((int(t / hs + 1e-7) + 1) * hs, seg_end)
     h = t_next - t
-    y1, w1, j1 = _rk4_contact(p, s_t, sp, sa, y, w, h)
+    y1, w1, j1 = rk4_contact(p, s_t, sp, sa, y, w, h)
     if s_t + sp * h + 0.5 * sa * h * h - y1 > 0.0:
         y, w = y1, w1
         impulse += lever * j1
         t = t_next
     else:
         # lift-off inside the sub-step: locate rho = 0, redo the step up to it, then fly
-        tau = _liftoff_time(s_t, sp, sa, y, w, y1, w1, h)
-        y1, w1, j1 = _rk4_contact(p, s_t, sp, sa, y, w, tau)
+        tau = liftoff_time(s_t, sp, sa, y, w, y1, w1, h)
+        y1, w1, j1 = rk4_contact(p, s_t, sp, sa, y, w, tau)
         impulse += lever * j1
         t = t + tau
         y = drive_point(p, x0 + v0 * t + 0.5 * a * t * t, esc)
@@ -308,9 +319,9 @@ def hybrid_key_force(p, s, x, v, a, dt):
     never give NaN (they are clamped to ``X_LIMIT_M``, ``V_LIMIT_MPS``, ``A_LIMIT_MPS2``)."""
     if not (math.isfinite(x) and math.isfinite(v) and math.isfinite(a) and math.isfinite(dt)):
         return np.nan
-    x = _clamp(x, -X_LIMIT_M, X_LIMIT_M)
-    v = _clamp(v, -V_LIMIT_MPS, V_LIMIT_MPS)
-    a = _clamp(a, -A_LIMIT_MPS2, A_LIMIT_MPS2)
+    x = clamp(x, -X_LIMIT_M, X_LIMIT_M)
+    v = clamp(v, -V_LIMIT_MPS, V_LIMIT_MPS)
+    a = clamp(a, -A_LIMIT_MPS2, A_LIMIT_MPS2)
     xl = p[P_XL]
     xr = p[P_XR]
 
@@ -320,7 +331,7 @@ def hybrid_key_force(p, s, x, v, a, dt):
     if not dt > 0.0:
         return f_key + s[S_REACTION]
 
-    T = _clamp(dt, DT_MIN_S, DT_MAX_S)
+    T = clamp(dt, DT_MIN_S, DT_MAX_S)
     x0, d2, acc, v0 = _tick_start(s, x, T)
     y = s[S_Y]
     w = s[S_W]
@@ -328,7 +339,7 @@ def hybrid_key_force(p, s, x, v, a, dt):
 
     n_sub = max(1, min(int(math.ceil(T / p[P_H] - 1e-9)), MAX_SUBSTEPS))
     hs = T / n_sub
-    max_iter = n_sub + _MAX_EXTRA_ITERATIONS
+    max_iter = n_sub + MAX_EXTRA_ITERATIONS
     iters = 0
     impulse = 0.0  # (ds/dx)-weighted key-hammer contact impulse over the tick (N s)
     # the key turns inside the tick at t_e = -v0 / acc: two monotone pieces [0, t_e], [t_e, T]
@@ -345,8 +356,8 @@ def hybrid_key_force(p, s, x, v, a, dt):
         pressing = xb > xa
         # crossings of the repetition and let-off points split the piece into intervals on which the
         # drive point is a quadratic in time
-        t_rep = _crossing_time(x0, v0, acc, xr, t, tb, xa, xb)
-        t_let = _crossing_time(x0, v0, acc, xl, t, tb, xa, xb)
+        t_rep = crossing_time(x0, v0, acc, xr, t, tb, xa, xb)
+        t_let = crossing_time(x0, v0, acc, xl, t, tb, xa, xb)
         n_cross = (1 if t_rep >= 0.0 else 0) + (1 if t_let >= 0.0 else 0)
         let_first = t_let >= 0.0 and (t_rep < 0.0 or t_let <= t_rep)
         b1 = tb

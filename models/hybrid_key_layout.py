@@ -47,6 +47,6 @@ X_LIMIT_M, V_LIMIT_MPS, A_LIMIT_MPS2 = 10.0, 1e4, 1e7
 DT_MIN_S, DT_MAX_S = 1e-7, 1.0
 #: Hammer state bounds; beyond them (or on a non-finite value) the hammer is reset to rest.
 Y_LIMIT_M, W_LIMIT_MPS, F_LIMIT_N = 1e4, 1e4, 1e9
-_MAX_EXTRA_ITERATIONS = 64
+MAX_EXTRA_ITERATIONS = 64
 #: Documented tick-rate tolerance (s) of event times between dt = 1 ms and 0.1 ms (see the module docstring).
 TICK_RATE_TOLERANCE_S = 2e-4

@@ -1,8 +1,19 @@
-"""The one compiled entry point the render loop calls: :func:`model_force`.
+"""The compiled entry points the render loop calls: :func:`model_force`, :func:`model_flags`, :func:`model_diag`.
 
-It walks the component headers of a :class:`~hapticam.models.base.CompiledModel` and sums the
-component kernels' forces. Everything here is numba ``nopython``/``nogil``, callable from other
+Each walks the component headers of a :class:`~hapticam.models.base.CompiledModel`; ``model_force`` sums
+the component kernels' forces. Everything here is numba ``nopython``/``nogil``, callable from other
 ``@njit`` code and from a numba ``cfunc`` (the OpenHaptics scheduler callback path).
+
+Model diagnostics (:func:`model_diag`, recorded per tick in the ring columns ``model_diag0`` and
+``model_diag1``; the same table is :data:`DIAGNOSTICS`):
+
+================  ==================================  ============================================
+kind              diagnostic 0                        diagnostic 1
+================  ==================================  ============================================
+``hybrid-key``    hammer height ``y`` (m, up; 0 =     drive point height ``s`` (m): the jack ``r x``,
+                  the jack top with the key at rest)  or the backcheck once escaped (``drive_point``)
+any other kind    0.0                                 0.0
+================  ==================================  ============================================
 """
 
 from __future__ import annotations
@@ -70,15 +81,32 @@ def model_flags(params, state):
     return 0
 
 
-#: What :func:`model_diag` reports per kind (diagnostic 0, diagnostic 1); kinds not listed report 0.0.
-DIAGNOSTICS = {"hybrid-key": ("hammer height y (m)", "drive point height: jack or backcheck (m)")}
+#: What :func:`model_diag` reports per kind: (diagnostic 0, diagnostic 1); kinds not listed report 0.0.
+DIAGNOSTICS: dict[str, tuple[str, str]] = {
+    "hybrid-key": ("hammer height y (m, up; 0 = the jack top with the key at rest)",
+                   "drive point height s (m): the jack r x, or the backcheck once escaped"),
+}
 
 
 @njit(cache=True, nogil=True)
 def model_diag(params, state, which):
-    """Model diagnostic ``which`` (0 or 1) of the current state, recorded per tick by the servo loop (ring
-    columns ``model_diag0``/``model_diag1``); the first component that has diagnostics reports them
-    (:data:`DIAGNOSTICS`), 0.0 otherwise."""
+    """A model diagnostic of the current state (after the last :func:`model_force` call), for telemetry.
+
+    Parameters
+    ----------
+    params, state : ndarray of float64
+        The compiled model's arrays (:class:`~hapticam.models.base.CompiledModel`).
+    which : int
+        0 or 1: which of the two diagnostics.
+
+    Returns
+    -------
+    float
+        The first component with diagnostics reports them (module table, :data:`DIAGNOSTICS`):
+        hybrid key: ``which=0`` the hammer height ``y`` (m), ``which=1`` the drive point height (m),
+        the jack or, once escaped, the backcheck. 0.0 for models without a component that has
+        diagnostics.
+    """
     n = int(params[0])
     for i in range(n):
         h = 1 + HEADER_FIELDS * i
@@ -91,4 +119,5 @@ def model_diag(params, state, which):
     return 0.0
 
 
-FORCE_KERNEL.append(model_force)   # Model.force evaluates through it (hapticam.models.base needs no import of this module)
+# Model.force evaluates through the registered kernel (hapticam.models.base needs no import of this module)
+FORCE_KERNEL.append(model_force)
