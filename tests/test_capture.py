@@ -29,7 +29,6 @@ def _write_csv(path, header=GOOD_HEADER, rows=None, extra=""):
     return path
 
 
-@pytest.mark.skipif(not SWITCH_FILES, reason="shared switch data not present")
 def test_real_switch_files_load_as_they_are():
     assert len(SWITCH_FILES) == 12
     for path in SWITCH_FILES:
@@ -91,8 +90,6 @@ def test_writer_refuses_missing_folder_and_bad_suffix(tmp_path):
 
 def test_dropouts_are_detected_counted_and_excluded():
     path = os.path.join(SWITCH_DIR, "NK-Kailh-Box-Jade.csv")
-    if not os.path.exists(path):
-        pytest.skip("shared switch data not present")
     cap = load_capture(path)
     f = cap.f_N.copy()
     spikes = [100, 400, 401, 770, 1200]  # two adjacent, one in the click region, one near bottom-out

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-pygame = pytest.importorskip("pygame")
+import pygame  # noqa: E402  (in the test extra)
 
 from hapticam.demos import key_window, piano_window  # noqa: E402
 from hapticam.demos._window import ScriptPlayer, frame_ticks  # noqa: E402

@@ -15,7 +15,7 @@ from hapticam.models.base import CompiledModel
 from hapticam.models.contact import Contact
 from hapticam.models.files import load_model_only
 from hapticam.models.kernels import model_force
-from hapticam.render.layout import EV_SATURATION, SAFETY_FLAG_SHIFT
+from hapticam.render.layout import EV_SATURATION, R_F, R_LATE, R_X, SAFETY_FLAG_SHIFT
 from hapticam.render.loop import LoopConfig, ServoLoop, run_simulated
 from hapticam.render.safety import SafetyConfig
 from hapticam.render.servo import build_servo, velocity_beta
@@ -72,21 +72,25 @@ def test_velocity_estimate_is_the_documented_filter():
 
 
 @pytest.mark.parametrize("name", ["linear-key", "tactile-key", "piano-key"])
-def test_example_model_rendered_with_scripted_user_matches_offline_kernel(name):
-    if name not in example_names():
-        pytest.skip(f"example:{name} not available")
+def test_example_model_force_command_is_the_kernel_on_the_sensed_path(name):
+    """Exact: the loop's model force is the kernel evaluated along the sensed path, state carried."""
     model = load_model_only(f"example:{name}")
     r = run_simulated(model, user=press(0.0037, 1.0), duration_s=1.0)
     c = model.compile()
-    # (1) exact: the loop's model force is the kernel evaluated along the sensed path, state carried
     s = c.reset_state()
     offline = np.array([model_force(c.params, s, r.x_m[i], r.v_mps[i], 0.0, 1e-3) for i in range(r.x_m.size)])
     np.testing.assert_allclose(r.force_cmd_N, offline, rtol=0, atol=1e-12)
     assert r.stats.fault is None and np.all(np.abs(r.force_N) <= 8.0)
-    if "hybrid-key" in c.kinds:
-        return  # its hammer is chaotic under sensor noise: compared by event sequence below
-    # (2) within the loop's documented effect: against the kernel on the true path (true velocity and
-    # acceleration), after ramp-in; the difference is the velocity filter's lag and the encoder
+    assert np.ptp(r.force_cmd_N) > 0.1                    # the press loaded the key
+
+
+@pytest.mark.parametrize("name", ["linear-key", "tactile-key"])
+def test_example_model_rendered_within_the_loops_documented_effect_of_the_true_path(name):
+    """Against the kernel on the true path (true velocity and acceleration), after ramp-in; the difference
+    is the velocity filter's lag and the encoder."""
+    model = load_model_only(f"example:{name}")
+    r = run_simulated(model, user=press(0.0037, 1.0), duration_s=1.0)
+    c = model.compile()
     xt = r.x_true_m
     vt = np.gradient(xt, 1e-3)
     at = np.gradient(vt, 1e-3)
@@ -99,6 +103,21 @@ def test_example_model_rendered_with_scripted_user_matches_offline_kernel(name):
     assert np.sqrt(np.mean(err ** 2)) < 0.02 * peak
     assert np.max(np.abs(err)) < 0.10 * peak
     assert r.stats.interventions["saturation"] == 0 and r.stats.fault is None
+
+
+@pytest.mark.xfail(strict=True, reason="the hammer chatters on its jack when the key is rendered at 1 kHz "
+                                       "(landing impulses spread over one tick kick the light handle); the key "
+                                       "needs its own simulated mass coupled to the handle")
+def test_piano_key_pressed_slowly_renders_its_quasi_static_force():
+    from hapticam.models.hybrid_key import HybridKey
+
+    model = load_model_only("example:piano-key")
+    key = next(c for c in model.components() if isinstance(c, HybridKey))
+    r = run_simulated(model, user=press(0.0037, 1.0), duration_s=1.0)
+    # below let-off the hammer rides the jack: F = k_r x + F_p + r m_h g
+    static = key.return_spring_Npm * r.x_true_m + key.preload_N + key.lever_ratio * key.hammer_mass_kg * key.gravity_mps2
+    after = r.t_s >= 0.15
+    assert np.sqrt(np.mean((r.force_N[after] - static[after]) ** 2)) < 0.05 * static.max()
 
 
 def major_events(result) -> list[tuple[float, str]]:
@@ -120,8 +139,6 @@ def test_hybrid_key_event_sequence_is_the_same_at_1_khz_and_10_khz():
     2 ms (two periods at 1 kHz: one for the key's tick-linear interpolation, one for the velocity
     filter). Contact/flight of the hammer on the jack is not compared: driven through the closed
     loop it chatters at a rate that depends on the tick."""
-    if "piano-key" not in example_names():
-        pytest.skip("example:piano-key not available")
     from hapticam.devices.users import GRID_DT_S, position_user
 
     model = load_model_only("example:piano-key")
@@ -181,9 +198,17 @@ def test_real_time_and_simulated_clock_give_the_same_forces():
     rows = loop.ring[:300]
     if stats.interventions["overrun"]:
         pytest.skip("the machine stalled the loop for several periods; forces legitimately differ")
-    np.testing.assert_array_equal(rows[:, 4], sim.force_N)
-    np.testing.assert_array_equal(rows[:, 1], sim.x_m)
-    assert stats.lateness_max_us >= stats.lateness_p99_us >= stats.lateness_p50_us >= 0
+    np.testing.assert_array_equal(rows[:, R_F], sim.force_N)
+    np.testing.assert_array_equal(rows[:, R_X], sim.x_m)
+    # the reported percentiles (from the lateness histogram, 0.1 us bins) are those of the per-tick
+    # lateness the ring recorded, computed here independently
+    # (the histogram takes the ceil(q N)-th smallest tick, numpy's "inverted_cdf", and reports the upper
+    # edge of its 0.1 us bin, clamped to the maximum)
+    late = rows[:, R_LATE]
+    for q, reported in ((50, stats.lateness_p50_us), (99, stats.lateness_p99_us)):
+        exact = float(np.percentile(late, q, method="inverted_cdf"))
+        assert exact - 1e-6 <= reported <= min(exact + 0.1 + 1e-6, max(late.max(), 0.1))
+    assert stats.lateness_max_us == pytest.approx(late.max(), abs=0.01)
     assert 990.0 < stats.mean_period_us < 1010.0 or stats.misses > 0
 
 

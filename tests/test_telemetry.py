@@ -82,8 +82,15 @@ def test_absent_or_stalled_subscriber_never_slows_the_loop(tmp_path):
     time.sleep(0.2)
     report = session.run(0.5, realtime=True)
     sub.close()
-    assert report.stats.ticks == 500
-    assert report.telemetry_dropped + report.telemetry_sent >= 40
+    baseline = make_session(tmp_path).run(0.5, realtime=True)      # the same run with no telemetry at all
+    assert report.stats.ticks == baseline.stats.ticks == 500
+    assert report.telemetry_sent >= 40                               # the publisher went on publishing
+    # A publisher that blocked the servo thread on the stalled subscriber would make ticks late by whole
+    # periods (ms) and miss deadlines; the loop is only as late as without telemetry, within the noise of
+    # a shared machine (p99 within 3x or 200 us of the baseline's, a few more misses at most).
+    assert report.stats.lateness_p99_us <= max(3.0 * baseline.stats.lateness_p99_us,
+                                               baseline.stats.lateness_p99_us + 200.0)
+    assert report.stats.misses <= baseline.stats.misses + 5
 
 
 def test_control_requests_and_hostile_input(tmp_path):

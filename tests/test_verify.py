@@ -136,3 +136,19 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.Mon
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("target", ["linear-switch", "tactile-switch", "clicky-switch"])
+def test_identified_model_verifies_on_held_out_captures_and_a_wrong_model_fails_on_them(target: str) -> None:
+    """Identify from one slow probing and verify on two others the fit never saw (other draws of the
+    probe's sensor noise; other excitations are held out in test_camera.py); a model of another switch
+    fails on the same captures."""
+    from hapticam.demos.camera import _probe_capture
+
+    model = identify_impedance(_probe_capture(target, "triangle", seed=11)).model
+    for held_out in (_probe_capture(target, "triangle", seed=12), _probe_capture(target, "triangle", seed=13)):
+        result = verify(model, held_out)
+        assert result.fit_percent >= 97.0 and result.passed, (target, held_out.name, result.failures)
+    other = "linear-switch" if target != "linear-switch" else "tactile-switch"
+    wrong = identify_impedance(_probe_capture(other, "triangle", seed=11)).model
+    assert not verify(wrong, _probe_capture(target, "triangle", seed=12)).passed
