@@ -77,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except SystemExit as exc:               # argparse's --help (0) and usage errors (2), as a return code
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

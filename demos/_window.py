@@ -55,6 +55,10 @@ DIM = (120, 125, 140)
 def require_pygame() -> Any:
     """Import pygame (the ``demo`` extra) or raise :class:`DependencyMissingError`."""
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")     # the windows make no sound: never open ALSA
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("SDL_VIDEODRIVER")):
+        raise UsageError("there is no display (DISPLAY is not set): the interactive windows need one "
+                         "(for a headless run set SDL_VIDEODRIVER=dummy)")
     try:
         import pygame
     except ImportError as exc:

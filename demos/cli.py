@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--target", default=None, help="simulated target (default tactile-switch; see 'hapticam probe --list')")
     p.add_argument("--capture", metavar="FILE", default=None,
                    help="use a real capture instead of probing a simulated target (identify from it, verify "
-                        "against it), e.g. a file of shared/data/switch_curves")
+                        "against it), e.g. a file of tests/data/switch_curves in the repository")
     p.add_argument("--out", metavar="DIR", default="hapticam-demo", help="output folder (default ./hapticam-demo)")
     p.add_argument("--sweep-seconds", type=float, default=90.0, help="swept-sine duration in s (default 90, seed 001)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the simulated sensors (default 0)")

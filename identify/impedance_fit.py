@@ -207,7 +207,8 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
 
 
 def _capture_notes(capture: Capture, backlash: float, notes: list[str]) -> None:
-    """What was done to the capture before fitting: backlash removed, dropouts excluded."""
+    """What was done to the capture before fitting: columns ignored, backlash removed, dropouts excluded."""
+    notes.extend(n for n in capture.notes if n.startswith("ignored"))
     if backlash:
         notes.append(f"probe backlash {1e3 * backlash:.3g} mm (difference of the two directions' contact "
                      "points) removed from the releasing samples")

@@ -25,6 +25,7 @@ from hapticam.models.base import Model
 from hapticam.models.composite import EndStops
 from hapticam.models.contact import Contact
 from hapticam.models.friction import Friction
+from hapticam.models.hybrid_key import HybridKey
 from hapticam.models.impedance import SegmentedImpedance
 
 GRID_POINTS = 20001
@@ -167,6 +168,26 @@ def _friction_notes(f: Friction, report: PassivityReport) -> None:
                                 f"sigma1 (Fs - Fc) / Fc = {need:g} N s/m (sufficient condition)")
 
 
+def _hybrid_key_notes(key: HybridKey, report: PassivityReport) -> None:
+    """A hybrid key is a mechanical system: masses and springs store, contacts and restitutions <= 1 only
+    dissipate, gravity is conservative, the escapement's drop only breaks contact; check the values."""
+    d = key.to_dict()
+    contact = d["contact"]
+    checks = [("key mass", d["key_mass_kg"] >= 0), ("return spring", d["return_spring_Npm"] >= 0),
+              ("hammer mass", d["hammer_mass_kg"] > 0),
+              ("key-hammer contact", contact.get("b_Nspm", 0.0) >= 0 and contact.get("restitution", 0.0) <= 1.0),
+              ("string restitution", d.get("string_restitution", 0.0) <= 1.0),
+              ("keybed", d.get("keybed_k_Npm", 0.0) >= 0 and d.get("keybed_b_Nspm", 0.0) >= 0)]
+    bad = [name for name, ok in checks if not ok]
+    if bad:
+        report.issues.append(f"hybrid key: {', '.join(bad)} could feed energy in")
+    else:
+        report.notes.append("hybrid-key: passive as a mechanical system (masses and springs >= 0, contact damping "
+                            ">= 0 or restitution <= 1, string restitution <= 1, keybed k, b >= 0, gravity "
+                            "conservative); its sampled rendering is not covered by this check (the servo loop's passivity "
+                            "observer, render --passivity, watches it)")
+
+
 def check_passivity(model: Model) -> PassivityReport:
     """Report where ``model`` (any model or composite) could generate energy; see the module docstring."""
     report = PassivityReport(passive=True)
@@ -182,6 +203,8 @@ def check_passivity(model: Model) -> PassivityReport:
             report.notes.append("end stops: passive by construction (k, b >= 0, never tensile)")
         elif isinstance(c, Friction):
             _friction_notes(c, report)
+        elif isinstance(c, HybridKey):
+            _hybrid_key_notes(c, report)
         elif not isinstance(c, SegmentedImpedance):
             report.notes.append(f"{c.kind}: not analysed here")
     report.passive = not report.issues

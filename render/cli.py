@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
+from typing import Any
 
 from hapticam.errors import UsageError
 
 DEFAULT_TELEMETRY = "tcp://127.0.0.1:5556"
 DEFAULT_CONTROL = "tcp://127.0.0.1:5557"
+#: the simulated clock keeps every tick in memory: a limit stated up front (about 300 MB)
+MAX_SIMULATED_TICKS = 3_600_000
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
@@ -30,9 +34,9 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--depth-mm", type=float, default=4.0, help="travel of the simulated user (mm, default 4)")
     p.add_argument("--record", metavar="FILE", help="record every tick to a capture CSV")
     p.add_argument("--telemetry", nargs="?", const=DEFAULT_TELEMETRY, default=None, metavar="ADDRESS",
-                   help=f"publish telemetry (default address {DEFAULT_TELEMETRY})")
+                   type=_address, help=f"publish telemetry (default address {DEFAULT_TELEMETRY})")
     p.add_argument("--control", nargs="?", const=DEFAULT_CONTROL, default=None, metavar="ADDRESS",
-                   help=f"answer control requests (default address {DEFAULT_CONTROL})")
+                   type=_address, help=f"answer control requests (default address {DEFAULT_CONTROL})")
     clock = p.add_mutually_exclusive_group()
     clock.add_argument("--realtime", dest="realtime", action="store_true", default=True,
                        help="run on the wall clock (default)")
@@ -47,7 +51,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
 
     m = sub.add_parser("monitor", help="print live telemetry of a running render",
                        description="Subscribe to a render's telemetry and print one line per batch.")
-    m.add_argument("address", nargs="?", default=DEFAULT_TELEMETRY, help=f"default {DEFAULT_TELEMETRY}")
+    m.add_argument("address", nargs="?", default=DEFAULT_TELEMETRY, type=_address, help=f"default {DEFAULT_TELEMETRY}")
     m.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
     m.add_argument("--batches", type=int, default=None, help="stop after this many batches")
     m.set_defaults(func=_cmd_monitor)
@@ -67,6 +71,11 @@ def _positive(name: str, value: float | None) -> None:
         raise UsageError(f"{name}: must be > 0, got {value:g}")
 
 
+def _finite(name: str, value: float | None, most: float = 1e9) -> None:
+    if value is not None and not (math.isfinite(value) and value <= most):
+        raise UsageError(f"{name}: must be a finite number of at most {most:g}, got {value:g}")
+
+
 def _cmd_render(args: argparse.Namespace) -> int:
     from hapticam.devices.registry import device_from_spec
     from hapticam.devices.users import make_user
@@ -76,6 +85,11 @@ def _cmd_render(args: argparse.Namespace) -> int:
     from hapticam.render.session import RenderSession
 
     _positive("--duration", args.duration)
+    _finite("--duration", args.duration)
+    if args.duration is not None and not args.realtime and args.duration * args.rate > MAX_SIMULATED_TICKS:
+        raise UsageError(f"--duration {args.duration:g} s at {args.rate:g} Hz on the simulated clock is more than "
+                         f"{MAX_SIMULATED_TICKS:,} ticks (it holds every tick in memory, 88 bytes each); "
+                         "render in real time to stream for longer")
     _positive("--depth-mm", args.depth_mm)
     _positive("--max-force", args.max_force)
     config = LoopConfig(rate_hz=args.rate).checked()
@@ -112,7 +126,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
         print("note: " + REALTIME_HINT.format(scheduling=report.stats.scheduling), file=sys.stderr)
     shown = [e for e in report.events if e.name not in ("ramp-in", "stop")]
     for e in shown[:20]:
-        print(f"  tick {e.tick}: {e.name} ({e.value:.4g})")
+        print(f"  tick {e.tick}: {e.name} ({_event_value(e)})")
     if len(shown) > 20:
         print(f"  ... {len(shown) - 20} more events")
     if args.telemetry:
@@ -124,15 +138,39 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return 1 if report.stats.fault else 0
 
 
+def _event_value(event: Any) -> str:
+    """An event's value with its unit: the model force (N), the position (m) or a device's fault code."""
+    if event.name == "workspace":
+        return f"x = {event.value * 1e3:.4g} mm"
+    if event.name in ("device-error", "device-fault"):
+        return f"device code {int(event.value):#06x}"
+    if event.name in ("ramp-in", "model-swap", "set-param", "stop"):
+        return f"{event.value:.4g}"
+    return f"model force {event.value:.4g} N"
+
+
+def _address(text: str) -> str:
+    """A ZeroMQ endpoint for --telemetry/--control/monitor (tcp://HOST:PORT or ipc://PATH)."""
+    if not (text.startswith("tcp://") or text.startswith("ipc://")):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an address (tcp://HOST:PORT or ipc://PATH; an option's address follows it, and "
+            "for its default address put the option after the model)")
+    return text
+
+
 def _cmd_monitor(args: argparse.Namespace) -> int:
     from hapticam.render.telemetry import monitor
 
     _positive("--duration", args.duration)
+    _finite("--duration", args.duration)
     try:
-        counts = monitor(args.address, duration_s=args.duration, batches=args.batches)
+        counts = monitor(args.address, duration_s=args.duration, batches=args.batches, out=sys.stdout)
     except KeyboardInterrupt:
         return 0
     print(f"{counts['batches']} batches, {counts['ticks']} ticks, {counts['gaps']} ticks missing", file=sys.stderr)
+    if counts["batches"] == 0:
+        print(f"note: nothing was published at {args.address}: is a render running with --telemetry {args.address}?",
+              file=sys.stderr)
     return 0
 
 
@@ -140,6 +178,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from hapticam.render.bench import format_table, run_bench
 
     _positive("--seconds", args.seconds)
+    _finite("--seconds", args.seconds)
+    if args.json and not (Path(args.json).parent if str(Path(args.json).parent) else Path(".")).is_dir():
+        raise UsageError(f"--json {args.json}: folder {Path(args.json).parent} does not exist")
     results = run_bench(seconds=args.seconds, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
     print(format_table(results))
     if args.json:

@@ -83,3 +83,54 @@ def test_render_warns_about_a_stiffness_the_device_cannot_render_stably(capsys):
     assert 4000 < worst < 40_000                               # the bottom-out wall segment
     assert any("exceeds the 4000 N/m" in w for w in check_for_device(model, spec, 1000.0))
     assert not any("exceeds" in w for w in check_for_device(model, spec, 10_000.0))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["render", "example:linear-key", "--duration", "inf"], "finite"),
+    (["render", "example:linear-key", "--simulated-clock", "--duration", "1e7"], "ticks"),
+    (["monitor", "foo", "--duration", "1"], "not an address"),
+    (["render", "--telemetry", "example:linear-key"], "not an address"),
+    (["bench", "render", "--json", "/nonexistent/x.json"], "does not exist"),
+])
+def test_render_monitor_bench_refuse_bad_arguments_before_working(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+def test_monitor_says_when_nothing_publishes(capsys):
+    assert main(["monitor", "tcp://127.0.0.1:1", "--duration", "0.3"]) == 0
+    assert "nothing was published" in capsys.readouterr().err
+
+
+def test_hybrid_key_passivity_is_analysed(capsys):
+    assert main(["model", "show", "example:piano-key"]) == 0
+    out = capsys.readouterr().out
+    assert "passive as a mechanical system" in out and "not analysed" not in out
+
+
+def test_windows_without_a_display_exit_2(monkeypatch):
+    from hapticam.demos import key_window
+
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"):
+        monkeypatch.delenv(name, raising=False)
+    assert key_window.main(["--frames", "2"]) == 2
+
+
+def test_the_readme_model_example_validates(tmp_path, capsys):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    example = re.search(r"```yaml\n(format: hapticam-model.*?)```", readme, re.S).group(1)
+    (tmp_path / "m.yaml").write_text(example)
+    assert main(["model", "validate", str(tmp_path / "m.yaml")]) == 0
+
+
+def test_ignored_capture_columns_reach_the_user(tmp_path, capsys):
+    lines = open(CAPTURE).read().splitlines()
+    head = [i for i, l in enumerate(lines) if l.startswith("t_s")][0]
+    rows = [l + ",7" for l in lines[head + 1:]]
+    (tmp_path / "c.csv").write_text("\n".join(lines[:head] + [lines[head] + ",temperature_C"] + rows) + "\n")
+    assert main(["identify", "impedance", str(tmp_path / "c.csv"), "-o", str(tmp_path / "m.yaml")]) == 0
+    assert "ignored columns: temperature_C" in capsys.readouterr().out

@@ -8,11 +8,15 @@ check is also run on a blank screenshot, which must fail it.
 
 from __future__ import annotations
 
+import os
+
 import sys
 
 import numpy as np
 import pytest
 
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")    # headless, also for the module-scoped runs below
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 import pygame  # noqa: E402  (in the test extra)
 
 from hapticam.demos import key_window, piano_window  # noqa: E402
