@@ -8,6 +8,8 @@
   missing file, a folder, an oversize or an empty file.
 - :func:`json_safe`: numpy scalars and arrays to Python numbers and lists, non-finite floats to ``None``,
   tuples to lists, keys to strings, anything else to its ``str``; the result always passes ``json.dumps``.
+- :func:`report_json` and :func:`check_output_file`: the commands' one output convention (``--json``: one
+  JSON object on stdout and nothing else; ``--json-file FILE``: the same JSON written to a file).
 
 Errors are raised as the caller's :class:`~hapticam.errors.HapticError` subclass (``error=``), so a
 capture reader raises ``CaptureError`` and a model reader ``ModelFileError`` with the same wording.
@@ -15,6 +17,7 @@ capture reader raises ``CaptureError`` and a model reader ``ModelFileError`` wit
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import tempfile
@@ -22,7 +25,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from hapticam.errors import HapticError
+from hapticam.errors import HapticError, UsageError
 
 _UMASK_LOCK = threading.Lock()
 
@@ -123,3 +126,27 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     return str(value)
+
+
+def check_output_file(option: str, path: str | os.PathLike[str] | None) -> None:
+    """Refuse, before any work, an output file whose folder does not exist or that is a folder."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{option} {p}: is a folder")
+    if not (p.parent if str(p.parent) else Path(".")).is_dir():
+        raise UsageError(f"{option} {p}: folder {p.parent} does not exist")
+
+
+def report_json(data: Any, to_stdout: bool, json_file: str | os.PathLike[str] | None,
+                table: Callable[[Any], str]) -> None:
+    """The one output convention: ``to_stdout`` prints ``data`` as one JSON object and nothing else,
+    otherwise ``table(data)`` is printed; ``json_file`` also writes the JSON there (atomically)."""
+    text = json.dumps(json_safe(data), indent=None if to_stdout else 2)
+    if to_stdout:
+        print(text)
+    else:
+        print(table(data))
+    if json_file is not None:
+        atomic_write_text(json_file, text + "\n", error=UsageError)

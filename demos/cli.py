@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+
+from hapticam.fileio import json_safe
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
@@ -20,6 +24,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--out", metavar="DIR", default="hapticam-demo", help="output folder (default ./hapticam-demo)")
     p.add_argument("--sweep-seconds", type=float, default=90.0, help="swept-sine duration in s (default 90, seed 001)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the simulated sensors (default 0)")
+    p.add_argument("--json", action="store_true",
+                   help="print each stage's numbers and the files written as one JSON object (progress on stderr)")
     p.set_defaults(func=_cmd_demo)
 
 
@@ -33,6 +39,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         raise UsageError("give either --target or --capture, not both")
     if not (math.isfinite(args.sweep_seconds) and 1.0 <= args.sweep_seconds <= 3600.0):
         raise UsageError(f"--sweep-seconds: must be between 1 and 3600, got {args.sweep_seconds}")
+    say = (lambda line: print(line, file=sys.stderr)) if args.json else print   # stdout: only the JSON
     run = run_camera(args.target or DEFAULT_TARGET, capture_path=args.capture, out_dir=args.out,
-                     sweep_s=args.sweep_seconds, seed=args.seed)
+                     sweep_s=args.sweep_seconds, seed=args.seed, say=say)
+    if args.json:
+        print(json.dumps(json_safe({"passed": run.passed, "out_dir": str(run.out_dir), "stages": run.stages,
+                                    "files": {k: str(v) for k, v in run.files.items()}})))
     return 0 if run.passed else 1

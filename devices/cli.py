@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hapticam.errors import UsageError
+from hapticam.fileio import check_output_file, json_safe, report_json
 
 _EXCITATIONS = ("sweep", "sine", "triangle", "multisine", "step")
 _SUFFIXES = (".csv", ".npz")
@@ -89,6 +90,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="override a target parameter (SI units; lists as a,b,c); repeatable")
     p.add_argument("-o", "--output", metavar="CAPTURE", help="output capture file (.csv or .npz)")
+    p.add_argument("--json", action="store_true",
+                   help="print what was written (target, excitation, samples, force range) as one JSON object")
     p.set_defaults(func=_cmd_probe)
 
     b = bench.add_parser(
@@ -96,7 +99,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
         description="Time the simulated probe on seed 001's 90 s, 1-4 Hz swept sine at 4 kHz for every "
                     "target, and the same code with numba disabled on a short stretch of it; report "
                     "times per sample and the ratio.")
-    b.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    b.add_argument("--json", action="store_true", help="print the results as one JSON object (nothing else on stdout)")
+    b.add_argument("--json-file", metavar="FILE", help="also write the results as JSON to FILE")
     b.add_argument("--duration", type=_positive, default=90.0, metavar="S", help="sweep length (default 90)")
     b.add_argument("--peer-seconds", type=_positive, default=0.25, metavar="S",
                    help="sweep length run in pure Python (default 0.25)")
@@ -178,6 +182,13 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     run = simulate(target, excitation, spec, seed=args.seed)
     capture = run.to_capture()
     save_capture(out, capture)
+    if args.json:
+        print(json.dumps(json_safe({"target": target.name, "excitation": excitation.metadata(), "output": str(out),
+                                    "samples": capture.n, "sample_rate_hz": args.rate,
+                                    "force_range_N": [float(capture.f_N.min()), float(capture.f_N.max())],
+                                    "saturated_steps": run.metadata["saturated_steps"],
+                                    "compute_s": run.metadata["compute_s"]})))
+        return 0
     print(f"{target.name}: {excitation.metadata()['kind']} over {1e3 * (centre - amp):.3g} to "
           f"{1e3 * (centre + amp):.3g} mm, {capture.n} samples at {args.rate:g} Hz ({excitation.duration_s:g} s), "
           f"force {capture.f_N.min():.4g} to {capture.f_N.max():.4g} N, simulated in "
@@ -193,12 +204,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     if args.duration > 3600.0 or args.peer_seconds > 60.0:
         raise UsageError("bench probe: --duration at most 3600 s, --peer-seconds at most 60 s")
-    if args.json:
-        parent = Path(args.json).parent if str(Path(args.json).parent) else Path(".")
-        if not parent.is_dir():
-            raise UsageError(f"--json {args.json}: folder {parent} does not exist")
+    check_output_file("--json-file", args.json_file)
     results = run_bench(duration_s=args.duration, peer_seconds=args.peer_seconds, python_peer=not args.no_python)
-    print(format_table(results))
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    report_json(results, args.json, args.json_file, format_table)
     return 0

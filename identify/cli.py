@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from hapticam.errors import UsageError
-from hapticam.fileio import json_safe
+from hapticam.fileio import check_output_file, json_safe, report_json
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
         "identify", help="EWLS core vs padasip RLS and numpy batch least squares (360,000 samples)",
         description="Time hapticam's compiled EWLS (seed 001 Table 1) on seed 001's 90 s at 4 kHz, and on "
                     "the same data padasip's FilterRLS and numpy.linalg.lstsq; report times and ratios.")
-    b.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    b.add_argument("--json", action="store_true", help="print the results as one JSON object (nothing else on stdout)")
+    b.add_argument("--json-file", metavar="FILE", help="also write the results as JSON to FILE")
     b.add_argument("--samples", type=int, default=360_000, help="samples (default 360000)")
     b.add_argument("--repeat", type=int, default=3, help="timing repeats, best kept (default 3)")
     b.add_argument("--captures", metavar="DIR", default=None,
@@ -190,16 +191,13 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from hapticam.identify.bench import format_table, run_bench
+    from hapticam.identify.bench import DEFAULT_CAPTURES, format_table, run_bench, run_pipeline_bench
 
     if args.samples < 1000:
         raise UsageError(f"--samples must be >= 1000, got {args.samples}")
     if args.repeat < 1:
         raise UsageError(f"--repeat must be >= 1, got {args.repeat}")
-    if args.json and not (Path(args.json).parent if str(Path(args.json).parent) else Path(".")).is_dir():
-        raise UsageError(f"--json {args.json}: folder does not exist")
-    from hapticam.identify.bench import DEFAULT_CAPTURES, run_pipeline_bench
-
+    check_output_file("--json-file", args.json_file)
     folder = Path(args.captures) if args.captures else DEFAULT_CAPTURES
     if args.captures and not folder.is_dir():
         raise UsageError(f"--captures {args.captures}: not a folder")
@@ -208,12 +206,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         results["pipeline"] = run_pipeline_bench(folder, repeat=args.repeat)
     else:
         results["pipeline_note"] = (f"no captures at {folder}: pass --captures DIR to time the whole pipeline")
-    print(format_table(results))
-    if args.json:
-        Path(args.json).write_text(json.dumps(json_safe(results), indent=2) + "\n", encoding="utf-8")
+    report_json(results, args.json, args.json_file, format_table)
     return 0
-
-
 
 def _fmt(v: float) -> str:
     return f"{v:.4g}"

@@ -6,10 +6,10 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 from hapticam.errors import UsageError
+from hapticam.fileio import check_output_file, json_safe, report_json
 
 DEFAULT_TELEMETRY = "tcp://127.0.0.1:5556"
 DEFAULT_CONTROL = "tcp://127.0.0.1:5557"
@@ -47,6 +47,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                    help="render a model that is not passive (refused by default: it could push energy into the hand)")
     p.add_argument("--max-force", type=float, default=None, help="force limit below the device's (N)")
     p.add_argument("--seed", type=int, default=0, help="simulator noise seed")
+    p.add_argument("--json", action="store_true",
+                   help="print the run's statistics, events and recording as one JSON object (nothing else on stdout)")
     p.set_defaults(func=_cmd_render)
 
     m = sub.add_parser("monitor", help="print live telemetry of a running render",
@@ -61,7 +63,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
         description="Run our loop and a plain Python loop (time.sleep pacing, NumPy model) at 1 kHz on the "
                     "simulated device, idle and with a busy Python thread; report lateness percentiles, "
                     "per-kind model tick time, and 10 kHz missed deadlines.")
-    b.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    b.add_argument("--json", action="store_true", help="print the results as one JSON object (nothing else on stdout)")
+    b.add_argument("--json-file", metavar="FILE", help="also write the results as JSON to FILE")
     b.add_argument("--seconds", type=float, default=10.0, help="seconds per run (default 10)")
     b.set_defaults(func=_cmd_bench)
 
@@ -112,13 +115,22 @@ def _cmd_render(args: argparse.Namespace) -> int:
                                           "device": args.device, "rate_hz": args.rate, "user": args.user})
         for warning in gate_warnings:                    # once every argument has been accepted
             print(f"warning: {warning}", file=sys.stderr)
+        info = sys.stderr if args.json else sys.stdout          # under --json, stdout holds only the JSON
         if args.telemetry:
-            print(f"telemetry: {args.telemetry}")
+            print(f"telemetry: {args.telemetry}", file=info)
         if args.control:
-            print(f"control: {args.control}")
+            print(f"control: {args.control}", file=info)
         if args.realtime and args.duration is None:
-            print("rendering; Ctrl-C to stop", flush=True)
+            print("rendering; Ctrl-C to stop", file=info, flush=True)
         report = session.run(args.duration, realtime=args.realtime)
+    if args.json:
+        print(json.dumps(json_safe({"stats": report.stats.to_dict(), "events": [e.to_dict() for e in report.events],
+                                    "recording": None if report.recording is None else {
+                                        "path": str(report.recording[0]), "ticks": report.recording[1]},
+                                    "telemetry_sent": report.telemetry_sent,
+                                    "telemetry_dropped": report.telemetry_dropped,
+                                    "interrupted": report.interrupted, "warnings": gate_warnings})))
+        return 1 if report.stats.fault else 0
     print(report.stats.summary())
     if args.realtime and report.stats.scheduling != "SCHED_FIFO":
         from hapticam.render.loop import REALTIME_HINT
@@ -179,10 +191,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     _positive("--seconds", args.seconds)
     _finite("--seconds", args.seconds)
-    if args.json and not (Path(args.json).parent if str(Path(args.json).parent) else Path(".")).is_dir():
-        raise UsageError(f"--json {args.json}: folder {Path(args.json).parent} does not exist")
+    check_output_file("--json-file", args.json_file)
     results = run_bench(seconds=args.seconds, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
-    print(format_table(results))
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    report_json(results, args.json, args.json_file, format_table)
     return 0

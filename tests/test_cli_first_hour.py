@@ -90,7 +90,7 @@ def test_render_warns_about_a_stiffness_the_device_cannot_render_stably(capsys):
     (["render", "example:linear-key", "--simulated-clock", "--duration", "1e7"], "ticks"),
     (["monitor", "foo", "--duration", "1"], "not an address"),
     (["render", "--telemetry", "example:linear-key"], "not an address"),
-    (["bench", "render", "--json", "/nonexistent/x.json"], "does not exist"),
+    (["bench", "render", "--json-file", "/nonexistent/x.json"], "does not exist"),
 ])
 def test_render_monitor_bench_refuse_bad_arguments_before_working(capsys, argv, message):
     assert main(argv) == 2

@@ -158,7 +158,7 @@ def test_quasi_static_capture_without_velocity_or_acceleration_content(tmp_path,
 
 def test_bench_identify_runs_all_peers_and_writes_json(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    assert main(["bench", "identify", "--samples", "5000", "--repeat", "1", "--json", str(out)]) == 0
+    assert main(["bench", "identify", "--samples", "5000", "--repeat", "1", "--json-file", str(out)]) == 0
     text = capsys.readouterr().out
     assert "hapticam EWLS core" in text and "numpy lstsq" in text
     res = json.loads(out.read_text())

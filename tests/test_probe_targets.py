@@ -547,7 +547,7 @@ def test_cli_bad_input_is_one_line_exit_2_and_no_file(args, tmp_path, capsys):
 
 def test_bench_probe_reports_both_loops(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    assert _main(["bench", "probe", "--duration", "0.5", "--peer-seconds", "0.02", "--json", str(out)]) == 0
+    assert _main(["bench", "probe", "--duration", "0.5", "--peer-seconds", "0.02", "--json-file", str(out)]) == 0
     assert "speedup" in capsys.readouterr().out
     results = json.loads(out.read_text())
     assert set(results["targets"]) == set(TARGETS)
