@@ -104,7 +104,7 @@ def _map_columns(where: str, names: list[str]) -> tuple[dict[str, tuple[int, flo
             raise CaptureError(f"{where}: two columns give {_SI_NAMES[q].split('_')[0]}: "
                                f"{names[found[q][0]].strip()!r} and {col.strip()!r}")
         found[q] = (i, factor, unit)
-    missing = [_SI_NAMES[q] for q in _REQUIRED if q not in found]
+    missing = [_SI_NAMES[q] for q in _REQUIRED if q not in found and q != "t"]   # time may be absent
     if missing:
         raise CaptureError(f"{where}: missing column {missing[0]} (found columns: "
                            f"{', '.join(n.strip() for n in names) or 'none'})")
@@ -167,7 +167,8 @@ def _parse_csv(where: str, data: bytes) -> tuple[dict[str, np.ndarray], dict[str
                 notes.append(body)
             continue
         if header is None:
-            header = [h.strip() for h in s.split(",")]
+            delim = _delimiter(s)
+            header = [h.strip() for h in s.split(delim)]
             continue
         rows.append(s)
         line_no.append(no)
@@ -180,11 +181,11 @@ def _parse_csv(where: str, data: bytes) -> tuple[dict[str, np.ndarray], dict[str
         raise CaptureError(f"{where}: header but no data lines")
     ncol = len(header)
     try:
-        table = np.loadtxt(io.StringIO("\n".join(rows)), delimiter=",", dtype=np.float64, ndmin=2)
+        table = np.loadtxt(io.StringIO("\n".join(rows)), delimiter=delim, dtype=np.float64, ndmin=2)
         if table.shape[1] != ncol:
             raise ValueError("column count")
     except ValueError:
-        _locate_bad_row(where, rows, line_no, header)
+        _locate_bad_row(where, rows, line_no, header, delim)
         raise CaptureError(f"{where}: malformed data lines") from None
     cols: dict[str, np.ndarray] = {}
     if RECORDING_FLAGS in header:
@@ -197,14 +198,17 @@ def _parse_csv(where: str, data: bytes) -> tuple[dict[str, np.ndarray], dict[str
                                f"(not a finite number; {bad.size} such line(s))")
         cols[q] = col * factor
     meta["units"] = {_SI_NAMES[q]: header[i] for q, (i, _f, _u) in found.items()}
+    if delim != ",":
+        notes.append(f"columns separated by {_DELIMITER_NAMES[delim]}")
+    _time_if_absent(cols, notes)
     return cols, meta, notes
 
 
-def _locate_bad_row(where: str, rows: list[str], line_no: list[int], header: list[str]) -> None:
+def _locate_bad_row(where: str, rows: list[str], line_no: list[int], header: list[str], delim: str = ",") -> None:
     """Find the first malformed data line and raise a CaptureError naming it."""
     ncol = len(header)
     for k, (row, no) in enumerate(zip(rows, line_no)):
-        fields = row.split(",")
+        fields = row.split(delim)
         if len(fields) != ncol:
             hint = " (file truncated?)" if k == len(rows) - 1 and len(fields) < ncol else ""
             raise CaptureError(f"{where}: line {no}: expected {ncol} fields ({', '.join(header)}), "
@@ -262,7 +266,30 @@ def _parse_npz(where: str, data: bytes) -> tuple[dict[str, np.ndarray], dict[str
     if len(set(sizes.values())) != 1:
         raise CaptureError(f"{where}: arrays differ in length ({', '.join(f'{k}: {v}' for k, v in sizes.items())})")
     meta["units"] = {_SI_NAMES[q]: names[i] for q, (i, _f, _u) in found.items()}
+    _time_if_absent(cols, notes)
     return cols, meta, notes
+
+
+_DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs"}
+
+
+def _delimiter(header: str) -> str:
+    """The header's column separator: commas, else semicolons or tabs (as spreadsheets write them)."""
+    if "," in header:
+        return ","
+    for d in (";", "\t"):
+        if d in header:
+            return d
+    return ","
+
+
+def _time_if_absent(cols: dict[str, np.ndarray], notes: list[str]) -> None:
+    """A capture of position and force only (a quasi-static force-displacement table): samples taken 1 s
+    apart, said in a note; only position- and direction-dependent force can be identified from it."""
+    if "t" not in cols:
+        cols["t"] = np.arange(cols["x"].size, dtype=np.float64)
+        notes.append("no time column: samples taken as 1 s apart (a quasi-static table: only position- and "
+                     "direction-dependent force can be identified from it)")
 
 
 # -- writing ----------------------------------------------------------------------------------------

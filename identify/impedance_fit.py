@@ -52,6 +52,8 @@ MIN_EXCITATION = 1e-3
 #: 0.03-0.07 for the acceleration and velocity of a quasi-static press (excited at the turnarounds only)
 MIN_PARTICIPATION = 0.15
 DIRECTIONS = ((1, "press"), (-1, "release"))
+#: the capture loader's remarks that identification passes on (hapticam.capture_io)
+LOADER_REMARKS = ("ignored ", "no time column", "columns separated by")
 #: a held-out fit this many percentage points below the training fit drops a dynamic term
 HOLDOUT_DROP_PERCENT = 5.0
 
@@ -208,7 +210,7 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
 
 def _capture_notes(capture: Capture, backlash: float, notes: list[str]) -> None:
     """What was done to the capture before fitting: columns ignored, backlash removed, dropouts excluded."""
-    notes.extend(n for n in capture.notes if n.startswith("ignored"))
+    notes.extend(n for n in capture.notes if n.startswith(LOADER_REMARKS))
     if backlash:
         notes.append(f"probe backlash {1e3 * backlash:.3g} mm (difference of the two directions' contact "
                      "points) removed from the releasing samples")

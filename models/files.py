@@ -192,7 +192,7 @@ def _plain(value: Any, where: str, depth: int = 0) -> Any:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise ModelFileError(f"{where}: keys must be strings, got {k!r}")
-            out[k] = _plain(v, f"{where}.{k}", depth + 1)
+            out[k] = _plain(v, f"{where}.{k}" if where else str(k), depth + 1)
         return out
     if isinstance(value, (list, tuple)):
         return [_plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
@@ -233,7 +233,10 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
     """Validate a decoded file mapping and build the model. Raises :class:`ModelFileError`."""
     if not isinstance(raw, dict):
         raise ModelFileError(f"{name}: not a hapticam model file (expected a mapping at the top level)")
-    raw = _plain(raw, "")
+    try:
+        raw = _plain(raw, "")
+    except ModelFileError as exc:
+        raise ModelFileError(f"{name}: {exc}") from None
     if raw.get("format") != FORMAT_NAME:
         raise ModelFileError(f"{name}: not a hapticam model file (format is {raw.get('format')!r}, "
                              f"expected {FORMAT_NAME!r})")

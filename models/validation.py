@@ -13,9 +13,10 @@ MAX_BREAKPOINTS = 1_000_000
 
 def as_float(field: str, value: Any, *, min_value: float | None = None, strict_min: bool = False,
              max_value: float | None = None) -> float:
-    """Return ``value`` as a finite float, checking optional bounds; raise naming ``field``."""
-    if isinstance(value, bool):
-        raise ModelValidationError(f"{field}: expected a number, got a boolean")
+    """Return ``value`` as a finite float, checking optional bounds; raise naming ``field``. Numbers only:
+    a string ("1e30") or a boolean is refused, not converted."""
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise ModelValidationError(f"{field}: expected a number, got {_type_name(value)}")
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -32,10 +33,27 @@ def as_float(field: str, value: Any, *, min_value: float | None = None, strict_m
     return out
 
 
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"the string {value[:20]!r} (write numbers without quotes)"
+    return "nothing" if value is None else type(value).__name__
+
+
 def as_array(field: str, value: Any, *, length: int | None = None, min_length: int = 1,
              nonnegative: bool = False, increasing: bool = False,
              max_length: int = MAX_BREAKPOINTS + 1) -> np.ndarray:
-    """Return ``value`` as a finite 1-D float64 array with optional checks; raise naming ``field``."""
+    """Return ``value`` as a finite 1-D float64 array with optional checks; raise naming ``field``. The
+    entries must be numbers (strings and booleans are refused, not converted)."""
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            if isinstance(item, (bool, str, bytes)) or item is None:
+                raise ModelValidationError(f"{field}[{i}]: expected a number, got {_type_name(item)}")
+    elif isinstance(value, np.ndarray) and value.dtype.kind not in "iuf":
+        raise ModelValidationError(f"{field}: expected numbers, got an array of {value.dtype}")
+    elif not isinstance(value, np.ndarray):
+        raise ModelValidationError(f"{field}: expected a list of numbers, got {_type_name(value)}")
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):

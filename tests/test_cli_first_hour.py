@@ -134,3 +134,24 @@ def test_ignored_capture_columns_reach_the_user(tmp_path, capsys):
     (tmp_path / "c.csv").write_text("\n".join(lines[:head] + [lines[head] + ",temperature_C"] + rows) + "\n")
     assert main(["identify", "impedance", str(tmp_path / "c.csv"), "-o", str(tmp_path / "m.yaml")]) == 0
     assert "ignored columns: temperature_C" in capsys.readouterr().out
+
+
+def test_a_semicolon_csv_of_position_and_force_only_is_identified_with_notes(tmp_path, capsys):
+    import numpy as np
+
+    x = np.concatenate([np.linspace(0, 4e-3, 400), np.linspace(4e-3, 0, 400)])
+    f = 100 * x + 0.3 * (x > 0.5e-3) - 0.02 * (np.arange(800) >= 400)
+    (tmp_path / "s.csv").write_text("x_mm;force_N\n" + "\n".join(f"{a * 1e3:.6f};{b:.6f}" for a, b in zip(x, f)) + "\n")
+    assert main(["identify", "impedance", str(tmp_path / "s.csv"), "-o", str(tmp_path / "m.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "no time column" in out and "separated by semicolons" in out and "passive: yes" in out
+
+
+def test_quoted_numbers_and_booleans_are_refused_naming_file_and_field(tmp_path, capsys):
+    for bad, said in (('["120"]', "the string '120'"), ("[true]", "a boolean"), ("[.nan]", "must be finite")):
+        text = (open(str(SWITCH_DIR.parent.parent.parent / "README.md")).read()
+                .split("```yaml\n")[1].split("```")[0].replace("k_Npm: [120.0, 60.0]", f"k_Npm: [{bad[1:-1]}, 60.0]"))
+        (tmp_path / "m.yaml").write_text(text)
+        assert main(["model", "validate", str(tmp_path / "m.yaml")]) == 2
+        err = capsys.readouterr().err
+        assert f"{tmp_path / 'm.yaml'}:" in err and "k_Npm[0]" in err and said in err and ": ." not in err
