@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
-import time
 from typing import Any
 
 from hapticam.errors import UsageError
@@ -55,6 +53,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     imp.add_argument("--no-backlash", dest="backlash", action="store_false",
                      help="do not estimate and remove the probe's backlash")
     imp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    imp.add_argument("--quiet", action="store_true", help="no progress bar")
     imp.set_defaults(func=_cmd_impedance)
     p.set_defaults(func=lambda args: _no_command(p))
 
@@ -115,26 +114,20 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 class _Progress:
-    """A one-line progress bar on stderr, shown only on a terminal and only after about a second."""
+    """A progress bar on stderr (tqdm): shown on a terminal, off when stderr is not one or with --quiet."""
 
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self.t0 = time.monotonic()
-        self.shown = False
+    def __init__(self, quiet: bool = False) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=100, unit="%", desc="identify", disable=quiet or None, leave=False,
+                        bar_format="{desc}: {bar} {n:.0f}% {postfix}")
 
     def __call__(self, fraction: float, stage: str) -> None:
-        if not self.enabled or (not self.shown and time.monotonic() - self.t0 < 1.0):
-            return
-        self.shown = True
-        width = 30
-        filled = int(round(width * min(max(fraction, 0.0), 1.0)))
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {100 * fraction:3.0f}% {stage:<24}")
-        sys.stderr.flush()
+        self.bar.n = round(100 * min(max(fraction, 0.0), 1.0))
+        self.bar.set_postfix_str(stage)
 
     def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * 70 + "\r")
-            sys.stderr.flush()
+        self.bar.close()
 
 
 def _cmd_impedance(args: argparse.Namespace) -> int:
@@ -146,7 +139,7 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
     fixed = _parse_fix(args.fix)
     capture = load_capture(args.capture)
     other = load_capture(args.validate) if args.validate else None
-    bar = _Progress()
+    bar = _Progress(quiet=args.quiet or args.json)
     try:
         fit = identify_impedance(capture, forgetting=args.forgetting,
                                  grid_m=None if args.grid_mm is None else args.grid_mm * 1e-3,
