@@ -43,6 +43,10 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     clock.add_argument("--simulated-clock", dest="realtime", action="store_false",
                        help="run on a simulated clock, as fast as possible (simulator only)")
     p.add_argument("--passivity", action="store_true", help="enable the passivity observer/controller")
+    p.add_argument("--record-dir", metavar="DIR", default=".",
+                   help="the folder control requests may record into, by file name (default: the working folder)")
+    p.add_argument("--model-dir", metavar="DIR", default=None,
+                   help="the folder control requests may load models from, by file name (default: bundled only)")
     p.add_argument("--allow-active", action="store_true",
                    help="render a model that is not passive (refused by default: it could push energy into the hand)")
     p.add_argument("--max-force", type=float, default=None, help="force limit below the device's (N)")
@@ -112,7 +116,10 @@ def _cmd_render(args: argparse.Namespace) -> int:
             raise UsageError(f"--device {args.device}: --simulated-clock needs a simulated device; "
                              "hardware runs in real time")
         session = RenderSession(model, device, config, safety, record=args.record, telemetry=args.telemetry,
-                                control=args.control, simulated_ticks=n,
+                                control=args.control, simulated_ticks=n, record_dir=args.record_dir,
+                                model_dir=args.model_dir,
+                                check_model=_control_check(lambda: session.loop.model, device.spec, config.rate_hz,
+                                                           args.allow_active),
                                 metadata={"source": "hapticam render", "model": args.model,
                                           "device": args.device, "rate_hz": args.rate, "user": args.user})
         for warning in gate_warnings:                    # once every argument has been accepted
@@ -170,6 +177,22 @@ def _address(text: str) -> str:
             f"{text!r} is not an address (tcp://HOST:PORT or ipc://PATH; an option's address follows it, and "
             "for its default address put the option after the model)")
     return text
+
+
+def _control_check(current: Any, spec: Any, rate_hz: float, allow_active: bool) -> Any:
+    """What control's model swaps and parameter changes must pass: passive (unless --allow-active), and no
+    stiffer than both the device renders stably and the current model (``current()``) already is."""
+    from hapticam.render.gate import check_for_device, stiffnesses_Npm
+
+    def check(candidate: Any) -> None:
+        check_for_device(candidate, spec, rate_hz, allow_active=allow_active)
+        limit = spec.max_stable_stiffness(rate_hz)
+        stiffest = max((abs(k) for _, k in stiffnesses_Npm(candidate)), default=0.0)
+        before = max((abs(k) for _, k in stiffnesses_Npm(current())), default=0.0)
+        if stiffest > max(limit, before):
+            raise UsageError(f"a stiffness of {stiffest:.4g} N/m is beyond what this device renders stably "
+                             f"({limit:.4g} N/m at {rate_hz:g} Hz); nothing changed")
+    return check
 
 
 def _cmd_monitor(args: argparse.Namespace) -> int:

@@ -223,7 +223,8 @@ class ServoLoop:
         """Swap in ``model`` at the next tick boundary, with ramp-in (state starts fresh)."""
         self._swap(model, SWAP_MODEL, timeout_s)
 
-    def set_parameter(self, path: str, value: Any, timeout_s: float = 2.0) -> Model:
+    def set_parameter(self, path: str, value: Any, timeout_s: float = 2.0,
+                      check: Callable[[Model], None] | None = None) -> Model:
         """Set one parameter of the current model (``path`` into ``to_dict()``, dots and list indices,
         e.g. ``"stiffness_N_per_m"`` or ``"components.1.k"``), validated; the model's state carries over
         when its layout is unchanged. Returns the new model."""
@@ -234,6 +235,8 @@ class ServoLoop:
         except ModelValidationError as exc:
             raise ControlError(f"set_param: {exc}") from exc
         model = type(self.model).from_dict(data)      # validated like a model file
+        if check is not None:
+            check(model)                              # e.g. against the device: raises, nothing applied
         old = self.model.compile()
         new = model.compile()
         same = old.params.size == new.params.size and old.state0.size == new.state0.size

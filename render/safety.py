@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from numba import njit
 
 from hapticam.devices.base import DeviceSpec
+from hapticam.errors import UsageError
 from hapticam.render.layout import (C_ALPHA_MAX, C_DF_MAX, C_DT, C_F_MAX, C_OVERRUN_TICKS, C_PASSIVITY,
                                     C_PO_VMIN, C_RAMP_S, C_STOP_ON_NAN, C_WS_HI, C_WS_LO, EV_DEVICE_ERROR,
                                     EV_DEVICE_FAULT, EV_NAN, EV_OVERRUN, EV_PASSIVITY, EV_RAMP, EV_RATE,
@@ -65,6 +66,24 @@ class SafetyConfig:
     alpha_max_N_s_per_m: float | None = None
     po_vmin_mps: float = 1e-4
     stop_on_nan: bool = True
+
+    def __post_init__(self) -> None:
+        """Every number finite and in range: a NaN limit would silently switch its check off."""
+        for name in ("max_force_N", "max_force_rate_N_per_s", "alpha_max_N_s_per_m"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise UsageError(f"safety {name}: must be a positive finite number, got {value!r}")
+        if not (math.isfinite(self.ramp_s) and self.ramp_s >= 0):
+            raise UsageError(f"safety ramp_s: must be a finite number >= 0, got {self.ramp_s!r}")
+        if not (math.isfinite(self.po_vmin_mps) and self.po_vmin_mps >= 0):
+            raise UsageError(f"safety po_vmin_mps: must be a finite number >= 0, got {self.po_vmin_mps!r}")
+        for name in ("stale_ticks", "overrun_ticks"):
+            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
+                raise UsageError(f"safety {name}: must be a whole number >= 1, got {getattr(self, name)!r}")
+        if self.workspace_m is not None:
+            lo, hi = self.workspace_m
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise UsageError(f"safety workspace_m: must be finite with low < high, got {self.workspace_m!r}")
 
     def resolved(self, spec: DeviceSpec) -> dict[str, float]:
         """Numbers for the loop's ``cfg`` array, with device defaults filled in and bounded by the spec."""

@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 
 from hapticam.devices.base import Device
 from hapticam.models.base import Model
@@ -47,7 +46,9 @@ class RenderSession:
                  safety: SafetyConfig | None = None, *, record: str | os.PathLike[str] | None = None,
                  telemetry: str | None = None, control: str | None = None,
                  load_model: Callable[[str], Any] | None = None, metadata: dict[str, Any] | None = None,
-                 simulated_ticks: int | None = None) -> None:
+                 simulated_ticks: int | None = None, record_dir: str | os.PathLike[str] = ".",
+                 model_dir: str | os.PathLike[str] | None = None,
+                 check_model: Callable[[Any], None] | None = None) -> None:
         config = config or LoopConfig()
         if simulated_ticks is not None and config.ring_capacity <= simulated_ticks:
             config = replace(config, ring_capacity=simulated_ticks + 1)
@@ -67,7 +68,8 @@ class RenderSession:
         self.control = None
         if control:
             try:
-                self.control = ControlServer(control, self.loop, self.recorder, load_model)
+                self.control = ControlServer(control, self.loop, self.recorder, load_model, record_dir=record_dir,
+                                             model_dir=model_dir, check_model=check_model)
             except Exception:
                 if self.publisher is not None:
                     self.publisher.close()

@@ -10,8 +10,10 @@ sends bypasses the safety layer.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
+from pathlib import Path
 import time
 from typing import Any, Callable, TextIO
 
@@ -91,6 +93,7 @@ class TelemetryPublisher:
 
     def __init__(self, address: str, rate_hz: float, hwm: int = DEFAULT_HWM,
                  context: zmq.Context | None = None) -> None:
+        require_loopback(address, "telemetry")
         self.context = context or zmq.Context.instance()
         self.socket = self.context.socket(zmq.PUB)
         self.socket.setsockopt(zmq.SNDHWM, hwm)
@@ -120,6 +123,20 @@ class TelemetryPublisher:
         self.socket.close()
 
 
+LOOPBACK_HOSTS = ("127.", "localhost", "[::1]")
+
+
+def require_loopback(address: str, what: str) -> None:
+    """Refuse to bind beyond this machine: the control and telemetry sockets have no authentication, so
+    only loopback TCP (127.0.0.0/8, localhost, [::1]) and ipc:// endpoints are served."""
+    if address.startswith("ipc://"):
+        return
+    host = address[len("tcp://"):] if address.startswith("tcp://") else ""
+    if not host.startswith(LOOPBACK_HOSTS):
+        raise ControlError(f"{what}: {address} is not a loopback address; without authentication hapticam "
+                           "binds only to 127.0.0.1, localhost, [::1] or ipc://")
+
+
 class ControlServer(threading.Thread):
     """REP socket answering the control requests of the README (section "Telemetry and control").
 
@@ -129,8 +146,18 @@ class ControlServer(threading.Thread):
 
     def __init__(self, address: str, loop: ServoLoop, recorder: Recorder,
                  load_model: Callable[[str], Any], status_extra: Callable[[], dict] | None = None,
-                 context: zmq.Context | None = None) -> None:
+                 context: zmq.Context | None = None, *, record_dir: str | os.PathLike[str] = ".",
+                 model_dir: str | os.PathLike[str] | None = None,
+                 check_model: Callable[[Any], None] | None = None) -> None:
         super().__init__(name="hapticam-control", daemon=True)
+        require_loopback(address, "control")
+        self.record_dir = Path(record_dir).resolve()
+        self.model_dir = None if model_dir is None else Path(model_dir).resolve()
+        if not self.record_dir.is_dir():
+            raise ControlError(f"control: recording folder {self.record_dir} does not exist")
+        if self.model_dir is not None and not self.model_dir.is_dir():
+            raise ControlError(f"control: model folder {self.model_dir} does not exist")
+        self.check_model = check_model or (lambda model: None)
         self.context = context or zmq.Context.instance()
         self.socket = self.context.socket(zmq.REP)
         self.socket.setsockopt(zmq.LINGER, 0)
@@ -218,22 +245,45 @@ class ControlServer(threading.Thread):
                 "events": [e.to_dict() for e in loop.all_events()[-20:]], **self.status_extra()}
 
     def _cmd_load_model(self, req: dict[str, Any]) -> dict[str, Any]:
-        model = self.load_model(self._string(req, "path"))
+        name = self._file_name(req)
+        if name.startswith("example:"):
+            source = name
+        elif self.model_dir is None:
+            raise ControlError("load_model: only bundled models (example:NAME) here; start the render with "
+                               "--model-dir to allow model files")
+        else:
+            source = str(self.model_dir / name)
+        model = self.load_model(source)
+        self.check_model(model)
         self.loop.load_model(model)
         return {"model": getattr(model, "kind", "compiled")}
+
+    @staticmethod
+    def _file_name(req: dict[str, Any]) -> str:
+        """A file name (no folder, no '..') or a bundled name: requests never name a path."""
+        if "path" in req:
+            raise ControlError("give the file's 'name' (inside the folder fixed at start), not a 'path'")
+        name = ControlServer._string(req, "name")
+        if name.startswith("example:"):
+            return name
+        if "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+            raise ControlError(f"'name' must be a plain file name, got {name!r}")
+        return name
 
     def _cmd_set_param(self, req: dict[str, Any]) -> dict[str, Any]:
         name = self._string(req, "name")
         value = req.get("value")
         if not _plain_value(value):
             raise ControlError("'value' must be a number, a string, or a list of numbers")
-        self.loop.set_parameter(name, value)
+        self.loop.set_parameter(name, value, check=self.check_model)
         return {"name": name}
 
     def _cmd_record_start(self, req: dict[str, Any]) -> dict[str, Any]:
-        path = self._string(req, "path")
+        path = self.record_dir / self._file_name(req)
+        if path.exists():
+            raise ControlError(f"record_start: {path.name} exists in the recording folder; choose another name")
         self.recorder.start(path)
-        return {"path": path}
+        return {"path": str(path)}
 
     def _cmd_record_stop(self, req: dict[str, Any]) -> dict[str, Any]:
         done = self.recorder.stop()

@@ -95,7 +95,7 @@ def test_absent_or_stalled_subscriber_never_slows_the_loop(tmp_path):
 
 def test_control_requests_and_hostile_input(tmp_path):
     ctrl = free_address()
-    session = make_session(tmp_path, control=ctrl)
+    session = make_session(tmp_path, control=ctrl, record_dir=tmp_path, model_dir=tmp_path)
     loop = session.loop
     result = {}
     th = threading.Thread(target=lambda: result.setdefault("report", session.run(None, realtime=True)))
@@ -112,14 +112,14 @@ def test_control_requests_and_hostile_input(tmp_path):
         hostile = [b"\xc1\xff\x00garbage", msgpack.packb([1, 2, 3]), msgpack.packb("status"),
                    msgpack.packb({"cmd": "format_disk"}), msgpack.packb({"nocmd": 1}),
                    msgpack.packb({"cmd": "load_model"}), msgpack.packb({"cmd": "load_model", "path": 7}),
-                   msgpack.packb({"cmd": "load_model", "path": str(tmp_path / "missing.yaml")}),
+                   msgpack.packb({"cmd": "load_model", "name": "missing.yaml"}),
                    msgpack.packb({"cmd": "set_param", "name": "components.0.parameters.dead_band_mps",
                                   "value": {"a": 1}}),
                    msgpack.packb({"cmd": "set_param", "name": "components.0.parameters.dead_band_mps",
                                   "value": float("inf")}),
                    msgpack.packb({"cmd": "set_param", "name": "components.9.x", "value": 1.0}),
                    msgpack.packb({"cmd": "record_stop"}),
-                   msgpack.packb({"cmd": "record_start", "path": str(tmp_path / "no" / "dir.csv")}),
+                   msgpack.packb({"cmd": "record_start", "name": "no/dir.csv"}),
                    msgpack.packb({"cmd": "status", "pad": "x" * 70_000})]
         for data in hostile:
             raw.send(data)
@@ -132,10 +132,10 @@ def test_control_requests_and_hostile_input(tmp_path):
         # a valid model swap, a parameter change, a recording
         path = tmp_path / "tactile.yaml"
         save_model(path, load_model_only("example:tactile-key"))
-        assert request(ctrl, {"cmd": "load_model", "path": str(path)})["ok"]
+        assert request(ctrl, {"cmd": "load_model", "name": path.name})["ok"]
         assert request(ctrl, {"cmd": "set_param", "name": "components.1.parameters.Fc_N", "value": 0.02})["ok"]
         rec = tmp_path / "rec.csv"
-        assert request(ctrl, {"cmd": "record_start", "path": str(rec)})["ok"]
+        assert request(ctrl, {"cmd": "record_start", "name": rec.name})["ok"]
         time.sleep(0.2)
         done = request(ctrl, {"cmd": "record_stop"})
         assert done["ok"] and done["ticks"] > 100
