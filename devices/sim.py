@@ -29,7 +29,7 @@ from numba import njit
 from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_HAS_V, IO_SEQ, IO_SIZE, IO_T, IO_V, IO_X,
                                    STATUS_OK, Device, DeviceSpec, DeviceState, ServoBinding)
 from hapticam.devices.users import MODE_FORCE, User
-from hapticam.errors import DeviceError
+from hapticam.errors import DeviceError, UsageError
 
 # Layout of the simulator's float64 state array.
 D_M = 0           # handle mass (kg)
@@ -78,6 +78,20 @@ class SimParams:
     workspace_m: tuple[float, float] = (-0.02, 0.03)
     substep_s: float = 25e-6
     stale_s: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        """Every parameter finite and physical (a zero mass or a NaN would break the simulation)."""
+        positive = ("handle_mass_kg", "damping_N_s_per_m", "max_force_N", "max_force_rate_N_per_s", "substep_s")
+        nonnegative = ("motor_bandwidth_hz", "resolution_m", "noise_m")
+        for name in positive + nonnegative:
+            v = getattr(self, name)
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            if not ok or (v <= 0 if name in positive else v < 0):
+                raise UsageError(f"simulated device {name}: must be a finite number "
+                                 f"{'> 0' if name in positive else '>= 0'}, got {v!r}")
+        lo, hi = self.workspace_m
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise UsageError(f"simulated device workspace_m: must be finite with low < high, got {self.workspace_m!r}")
 
     def spec(self) -> DeviceSpec:
         """The :class:`DeviceSpec` of this simulated device (``K_max = 2 b / T`` at T = 1 ms)."""
