@@ -139,6 +139,10 @@ def format_table(r: dict[str, Any]) -> str:
     if r.get("padasip_s") is None and "padasip_note" in r:
         lines.append(f"padasip: {r['padasip_note']}")
     lines.append(f"lambda = 1 vs lstsq: max relative difference {r['max_rel_diff_lam1_vs_lstsq']:.2e}")
+    if r.get("contact"):
+        from hapticam.identify.contact.bench import format_rows
+
+        lines += ["", "recursive contact estimators (seed 004) against their peers, same data", format_rows(r["contact"])]
     pipe = r.get("pipeline") or []
     if pipe:
         lines += ["", f"{'whole pipeline per capture':<34}{'samples':>8}{'passive s':>11}{'free s':>9}"

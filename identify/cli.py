@@ -16,6 +16,7 @@ from typing import Any
 
 from hapticam.errors import UsageError
 from hapticam.fileio import check_output_file, json_safe, report_json
+from hapticam.identify.cli_more import register_contact, register_reproduce
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
@@ -55,7 +56,9 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     imp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     imp.add_argument("--quiet", action="store_true", help="no progress bar")
     imp.set_defaults(func=_cmd_impedance)
+    register_contact(isub)
     p.set_defaults(func=lambda args: _no_command(p))
+    register_reproduce(sub)
 
     b = bench.add_parser(
         "identify", help="EWLS core vs padasip RLS and numpy batch least squares (360,000 samples)",
@@ -195,6 +198,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.captures and not folder.is_dir():
         raise UsageError(f"--captures {args.captures}: not a folder")
     results = run_bench(n=args.samples, repeat=args.repeat)
+    from hapticam.identify.contact.bench import bench_contact
+
+    results["contact"] = bench_contact(quick=args.samples < 100_000, repeat=args.repeat)
     if folder.is_dir():
         results["pipeline"] = run_pipeline_bench(folder, repeat=args.repeat)
     else:
