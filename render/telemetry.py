@@ -89,13 +89,19 @@ def tick_batch(seq: int, first: int, rows: np.ndarray, events: list[SafetyEvent]
 
 
 class TelemetryPublisher:
-    """PUB socket sending one msgpack batch per pump period; never blocks (drops and counts instead)."""
+    """Publishing socket sending one msgpack batch per pump period; never blocks, and counts what it drops.
+
+    The socket is an XPUB with ``XPUB_NODROP``: where a plain PUB drops silently at its high-water mark,
+    this one refuses the send (``EAGAIN`` without blocking) while any subscriber's queue is full, so every
+    batch is either counted as sent (and reaches every subscriber, however late it reads) or counted as
+    dropped (and reaches none). ``sent + dropped`` is the number of batches; the batches carry ``seq``."""
 
     def __init__(self, address: str, rate_hz: float, hwm: int = DEFAULT_HWM,
                  context: zmq.Context | None = None) -> None:
         require_loopback(address, "telemetry")
         self.context = context or zmq.Context.instance()
-        self.socket = self.context.socket(zmq.PUB)
+        self.socket = self.context.socket(zmq.XPUB)
+        self.socket.setsockopt(zmq.XPUB_NODROP, 1)
         self.socket.setsockopt(zmq.SNDHWM, hwm)
         self.socket.setsockopt(zmq.LINGER, 0)
         try:
