@@ -32,6 +32,15 @@ MAX_SAMPLES = 50_000_000
 MIN_SAMPLES = 20
 #: the 99th percentile of |dt / median(dt) - 1| above which differentiation is refused
 MAX_DT_JITTER = 0.5
+#: a capture longer than this (s, 30 days) has its time in the wrong unit
+MAX_SPAN_S = 30 * 24 * 3600.0
+#: a median sample interval longer than this (s) has its time in the wrong unit
+MAX_DT_S = 10.0
+#: metadata keys that declare a sample rate (Hz) the time column is checked against
+RATE_KEYS = ("rate_hz", "sample_rate_hz")
+_TIME_UNITS = ((1e-3, "milliseconds (name the column t_ms)"), (1e-6, "microseconds (name the column t_us)"))
+#: samples per block of the dropout scan (bounds its working memory to ~100 MB)
+DROPOUT_BLOCK = 1 << 20
 
 @dataclass
 class Capture:
@@ -74,11 +83,13 @@ class Capture:
     def from_arrays(cls, t_s: Any, x_m: Any, f_N: Any, v_mps: Any = None, a_mps2: Any = None, *,
                     metadata: dict[str, Any] | None = None, notes: list[str] | None = None,
                     name: str = "<arrays>", sha256: str | None = None,
-                    detect: bool = True) -> "Capture":
-        """Build, validate and (with ``detect``) scan for force dropouts."""
-        cap = cls(_as_1d(name, "t_s", t_s), _as_1d(name, "x_m", x_m), _as_1d(name, "force_N", f_N),
-                  None if v_mps is None else _as_1d(name, "v_mps", v_mps),
-                  None if a_mps2 is None else _as_1d(name, "a_mps2", a_mps2),
+                    detect: bool = True, copy: bool = True) -> "Capture":
+        """Build, validate and (with ``detect``) scan for force dropouts. ``copy=False`` keeps float64
+        arrays given as they are (a loader's fresh arrays: no second copy of a large capture)."""
+        cap = cls(_as_1d(name, "t_s", t_s, copy), _as_1d(name, "x_m", x_m, copy),
+                  _as_1d(name, "force_N", f_N, copy),
+                  None if v_mps is None else _as_1d(name, "v_mps", v_mps, copy),
+                  None if a_mps2 is None else _as_1d(name, "a_mps2", a_mps2, copy),
                   dict(metadata or {}), list(notes or []), name, sha256)
         cap.validate()
         if detect:
@@ -146,7 +157,11 @@ class Capture:
             raise CaptureError(f"{name}: time is {what} at sample {i} (t_s {self.t_s[i - 1]!r} then "
                                f"{self.t_s[i]!r}); time must increase strictly")
         med = float(np.median(dt))
-        jitter = float(np.percentile(np.abs(dt / med - 1.0), 99))
+        check_time_unit(name, med, float(self.t_s[-1] - self.t_s[0]), n, self.metadata)
+        dt /= med                                        # |dt / median(dt) - 1|, in place (bounded memory)
+        dt -= 1.0
+        np.abs(dt, out=dt)
+        jitter = float(np.percentile(dt, 99, overwrite_input=True))
         if jitter > MAX_DT_JITTER:
             raise CaptureError(f"{name}: sample times too irregular to differentiate (1 % of intervals "
                                f"deviate from the median {med:.4g} s by more than {100 * jitter:.0f} %); "
@@ -165,9 +180,39 @@ class Capture:
         return out
 
 
-def _as_1d(name: str, col: str, value: Any) -> np.ndarray:
+def declared_rate_hz(metadata: dict[str, Any]) -> float | None:
+    """The sample rate a capture's metadata declares (``rate_hz`` or ``sample_rate_hz``), if a number."""
+    for key in RATE_KEYS:
+        try:
+            rate = float(metadata[key])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if np.isfinite(rate) and rate > 0:
+            return rate
+    return None
+
+
+def check_time_unit(name: str, med_dt_s: float, span_s: float, n: int, metadata: dict[str, Any]) -> None:
+    """Refuse a time column in the wrong unit, naming the likely one.
+
+    Signs: a median interval over ``MAX_DT_S``, a span over ``MAX_SPAN_S``, or an interval more than a
+    factor 2 away from the declared rate's ``1 / rate``. The likely unit is the one (ms or us) whose
+    rate ``1 / (med factor)`` is nearest the declared rate, or nearest 1 kHz on a log scale when none is
+    declared."""
+    declared = declared_rate_hz(metadata)
+    mismatch = declared is not None and not (0.5 <= med_dt_s * declared <= 2.0)
+    if med_dt_s <= MAX_DT_S and span_s <= MAX_SPAN_S and not mismatch:
+        return
+    target = declared if declared is not None else 1000.0
+    factor, unit = min(_TIME_UNITS, key=lambda fu: abs(np.log(1.0 / (med_dt_s * fu[0]) / target)))
+    said = f", the metadata declare {declared:g} Hz" if declared is not None else ""
+    raise CaptureError(f"{name}: time column: a sample every {med_dt_s:.4g} s over {span_s:.4g} s ({n} samples"
+                       f"{said}); the times look like {unit} (that would be {1.0 / (med_dt_s * factor):.4g} Hz)")
+
+
+def _as_1d(name: str, col: str, value: Any, copy: bool = True) -> np.ndarray:
     try:
-        arr = np.array(value, dtype=np.float64)
+        arr = np.array(value, dtype=np.float64) if copy else np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise CaptureError(f"{name}: column {col}: expected numbers") from None
     if arr.ndim != 1:
@@ -206,13 +251,21 @@ def detect_dropouts(f_N: np.ndarray, *, half_window: int = 5, noise_multiple: fl
     w = half_window
     # neighbours of i: f[i-w .. i-1] and f[i+1 .. i+w], padded by edge reflection of the window
     padded = np.concatenate([f[w:0:-1], f, f[-2:-w - 2:-1]])
+    p1, p99 = np.percentile(f, [1, 99])
+    floor = max(noise_multiple * noise_scale(f), range_fraction * float(p99 - p1))
+    found = [_dropouts_in(padded, f, start, min(start + DROPOUT_BLOCK, n), w, floor)
+             for start in range(0, n, DROPOUT_BLOCK)]
+    return np.concatenate(found).astype(np.int64)
+
+
+def _dropouts_in(padded: np.ndarray, f: np.ndarray, start: int, stop: int, w: int, floor: float) -> np.ndarray:
+    """:func:`detect_dropouts` for samples ``start:stop`` (a block, so memory is bounded)."""
     offsets = [o for o in range(-w, w + 1) if o != 0]
-    neigh = np.stack([padded[w + o: w + o + n] for o in offsets], axis=1)
+    neigh = np.stack([padded[w + o + start: w + o + stop] for o in offsets], axis=1)
     neigh.sort(axis=1)
     lo = neigh[:, 1]
     hi = neigh[:, -2]
-    p1, p99 = np.percentile(f, [1, 99])
-    floor = max(noise_multiple * noise_scale(f), range_fraction * float(p99 - p1))
     margin = np.maximum(hi - lo, floor)
-    flagged = (f < lo - margin) | (f > hi + margin)
-    return np.flatnonzero(flagged).astype(np.int64)
+    seg = f[start:stop]
+    flagged = (seg < lo - margin) | (seg > hi + margin)
+    return np.flatnonzero(flagged) + start

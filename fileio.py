@@ -4,6 +4,9 @@
   folder, ``fsync``, then ``os.replace``; on any failure the temporary file is removed and the destination
   is untouched (never half-written). The new file's permissions follow the process umask, as for any file
   created with ``open()`` (``mkstemp`` alone would leave every output at 0600).
+- :func:`stale_temp_files` / :func:`remove_stale_temp_files`: the temporary files of writers that died
+  (killed mid-write: ``kill -9``, power loss); their names carry the writer's process id, so a live
+  writer's file is never touched.
 - :func:`read_limited`: read a whole regular file of at most ``limit`` bytes, with one clear error for a
   missing file, a folder, an oversize or an empty file.
 - :func:`json_safe`: numpy scalars and arrays to Python numbers and lists, non-finite floats to ``None``,
@@ -20,6 +23,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -28,6 +33,8 @@ from typing import IO, Any, Callable
 from hapticam.errors import HapticError, UsageError
 
 _UMASK_LOCK = threading.Lock()
+#: marks the writer's process id in a temporary file's name: ``.NAME.pid1234.XXXXXX.tmp``
+TEMP_PID_TAG = "pid"
 
 
 def current_umask() -> int:
@@ -49,7 +56,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]
     if not folder.is_dir():
         raise error(f"{target}: folder {folder} does not exist")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{TEMP_PID_TAG}{os.getpid()}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise error(f"{target}: cannot write ({exc.strerror or exc})") from exc
     try:
@@ -59,6 +66,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, target)
+        remove_stale_temp_files(folder, target.name)
     except BaseException as exc:
         try:
             os.unlink(tmp)
@@ -67,6 +75,48 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]
         if isinstance(exc, OSError):
             raise error(f"{target}: cannot write ({exc.strerror or exc})") from exc
         raise
+
+
+def pid_alive(pid: int) -> bool:
+    """True if a process ``pid`` exists (signal 0 delivered or refused for permission)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale_temp_files(folder: str | os.PathLike[str], name: str | None = None) -> list[Path]:
+    """Temporary files of :func:`atomic_write` in ``folder`` (for target ``name``, or any) whose writing
+    process no longer exists: what a writer killed mid-write leaves behind. Sorted by name."""
+    pattern = re.compile(r"^\.(?P<name>.+)\." + TEMP_PID_TAG + r"(?P<pid>\d+)\.[^.]+\.tmp$")
+    out = []
+    try:
+        entries = list(Path(folder).iterdir())
+    except OSError:
+        return []
+    for p in entries:
+        m = pattern.match(p.name)
+        if m and (name is None or m.group("name") == name) and not pid_alive(int(m.group("pid"))):
+            out.append(p)
+    return sorted(out)
+
+
+def remove_stale_temp_files(folder: str | os.PathLike[str], name: str | None = None) -> list[Path]:
+    """Remove :func:`stale_temp_files` (they never became a file: the rename is the last step); returns
+    the paths removed."""
+    removed = []
+    for p in stale_temp_files(folder, name):
+        try:
+            p.unlink()
+            removed.append(p)
+        except OSError:
+            pass
+    return removed
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *,
@@ -81,23 +131,49 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *,
     atomic_write_bytes(path, text.encode("utf-8"), error=error)
 
 
-def read_limited(path: str | os.PathLike[str], limit: int, *, error: type[HapticError] = HapticError,
-                 what: str = "file") -> bytes:
-    """Read the whole file at ``path`` (at most ``limit`` bytes) or raise ``error`` with one clear line."""
+def open_regular(path: str | os.PathLike[str], limit: int, *, error: type[HapticError] = HapticError,
+                 what: str = "file") -> tuple[IO[bytes], int]:
+    """Open a regular file of at most ``limit`` bytes for reading; returns ``(binary file, size)``.
+
+    The file is opened with ``O_NONBLOCK`` and checked on the open descriptor (``fstat``), so a FIFO or a
+    device is refused before any read and without blocking, and a file swapped for one between a check
+    and the open is refused as well. Every problem raises ``error`` with one line."""
     text = os.fspath(path)
-    p = Path(text)
     try:
-        if p.is_dir():
-            raise error(f"{text}: is a directory, not a {what}")
-        size = p.stat().st_size
-        if size > limit:
-            raise error(f"{text}: file is {size} bytes, over the {_mib(limit)} limit")
-        with open(p, "rb") as fh:
-            data = fh.read(limit + 1)
+        fd = os.open(text, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise error(f"{text}: no such file") from None
-    except HapticError:
+    except IsADirectoryError:
+        raise error(f"{text}: is a directory, not a {what}") from None
+    except OSError as exc:
+        raise error(f"{text}: cannot read ({exc.strerror or exc})") from exc
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise error(f"{text}: is a directory, not a {what}")
+        if not stat.S_ISREG(st.st_mode):               # a FIFO or a device would block or never end
+            raise error(f"{text}: not a regular file (a pipe, socket or device); give a {what}")
+        if st.st_size > limit:
+            raise error(f"{text}: file is {st.st_size} bytes, over the {_mib(limit)} limit")
+        if st.st_size == 0:
+            raise error(f"{text}: file is empty (an empty file holds no {what})")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), int(st.st_size)
+    except BaseException:
+        os.close(fd)
         raise
+
+
+def read_limited(path: str | os.PathLike[str], limit: int, *, error: type[HapticError] = HapticError,
+                 what: str = "file") -> bytes:
+    """Read the whole regular file at ``path`` (at most ``limit`` bytes) or raise ``error`` with one clear
+    line (see :func:`open_regular`)."""
+    text = os.fspath(path)
+    fh, _size = open_regular(path, limit, error=error, what=what)
+    try:
+        with fh:
+            data = fh.read(limit + 1)
     except OSError as exc:
         raise error(f"{text}: cannot read ({exc.strerror or exc})") from exc
     if len(data) > limit:

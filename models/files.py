@@ -16,9 +16,12 @@ A model file is a mapping with exactly these fields::
       notes: [...]                # optional free text (e.g. identifiability statements)
     uncertainty: {...}            # optional: parameter standard deviations, same layout as parameters
 
-YAML is read with a safe loader that also refuses explicit tags and aliases (no object construction,
-no billion-laughs expansion). msgpack is read with size limits and without extension types. Files
-over 64 MiB are refused before they are read. Writes go to a temporary file in the target folder
+YAML is parsed once, by libyaml's event parser where available, into plain data built from the events
+(:mod:`hapticam.bounded_yaml`): nesting depth (``MAX_DEPTH``) and node count (``MAX_NODES``) are checked
+as the events arrive, and tags, anchors and aliases are refused (no object construction, no
+billion-laughs expansion). msgpack is read with size and length limits and without extension types.
+Pipes and devices are refused before they are opened, files over 64 MiB (16 MiB for msgpack) before
+they are read. Numbers are numbers: a quoted "120" is a string and refused where a number is expected. Writes go to a temporary file in the target folder
 that is renamed over the target, so a reader never sees a half-written model.
 """
 
@@ -38,6 +41,7 @@ import msgpack
 import yaml
 
 from hapticam._version import __version__
+from hapticam.bounded_yaml import load_bounded
 from hapticam.errors import HapticError, ModelFileError
 from hapticam.fileio import atomic_write_bytes, read_limited
 from hapticam.models.base import Model, model_from_dict
@@ -45,7 +49,12 @@ from hapticam.models.base import Model, model_from_dict
 FORMAT_NAME = "hapticam-model"
 SCHEMA_VERSION = 1
 MAX_FILE_BYTES = 64 * 1024 * 1024
+#: a msgpack document is built whole by its C unpacker: its size bounds its memory (a 1-byte node costs a
+#: 8-byte list slot, a 9-byte float 32 bytes: 16 MiB -> at most ~130 MB)
+MAX_MSGPACK_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 32
+#: nodes (numbers, strings, lists, mappings) in one model file; a million breakpoints' worth of tables
+MAX_NODES = 1_000_000
 EXAMPLE_PREFIX = "example:"
 #: ``library:DIR/NAME``: the model of entry NAME in the key library at DIR (``hapticam library build``)
 LIBRARY_PREFIX = "library:"
@@ -149,32 +158,25 @@ def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
 
 
 def _decode_yaml(data: bytes, name: str) -> Any:
+    """One bounded parse (:func:`hapticam.bounded_yaml.load_bounded`): depth and node limits, tags,
+    anchors and aliases refused at the event that carries them, before anything is built."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ModelFileError(f"{name}: not UTF-8 text; a YAML model file must be UTF-8") from None
-    try:
-        for token in yaml.scan(text, Loader=yaml.SafeLoader):
-            if isinstance(token, yaml.TagToken):
-                raise ModelFileError(f"{name}: YAML tags are not allowed in model files "
-                                     f"(line {token.start_mark.line + 1})")
-            if isinstance(token, (yaml.AliasToken, yaml.AnchorToken)):
-                raise ModelFileError(f"{name}: YAML anchors and aliases are not allowed in model files "
-                                     f"(line {token.start_mark.line + 1})")
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "malformed YAML"
-        raise ModelFileError(f"{name}: not valid YAML{where}: {problem}") from None
+    return load_bounded(text, name, max_depth=MAX_DEPTH, max_nodes=MAX_NODES, error=ModelFileError)
 
 
 def _decode_msgpack(data: bytes, name: str) -> Any:
     def no_ext(code: int, _payload: bytes) -> Any:
         raise ModelFileError(f"{name}: msgpack extension types are not allowed (type {code})")
 
+    if len(data) > MAX_MSGPACK_BYTES:
+        raise ModelFileError(f"{name}: {len(data)} bytes, over the {MAX_MSGPACK_BYTES // 2**20} MiB limit of a "
+                             "msgpack model file")
     try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=True, ext_hook=no_ext)
+        return msgpack.unpackb(data, raw=False, strict_map_key=True, ext_hook=no_ext, max_array_len=MAX_NODES,
+                               max_map_len=MAX_NODES, max_str_len=MAX_MSGPACK_BYTES, max_bin_len=0)
     except ModelFileError:
         raise
     except msgpack.ExtraData:
@@ -229,6 +231,28 @@ def _check_provenance(prov: Any, name: str) -> dict[str, Any]:
     return prov
 
 
+def _check_uncertainty(value: Any, name: str, where: str) -> None:
+    """Standard deviations: mappings of non-negative finite numbers, lists of them, or null (unknown)."""
+    if isinstance(value, dict):
+        if where == "uncertainty" and not value:
+            return
+        for key, item in value.items():
+            _check_uncertainty(item, name, f"{where}.{key}")
+        return
+    if where == "uncertainty":
+        raise ModelFileError(f"{name}: uncertainty: expected a mapping")
+    items = value if isinstance(value, list) else [value]
+    for i, item in enumerate(items):
+        at = f"{where}[{i}]" if isinstance(value, list) else where
+        if item is None:
+            continue
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            shown = f"the string {item[:20]!r}" if isinstance(item, str) else type(item).__name__
+            raise ModelFileError(f"{name}: {at}: expected a standard deviation (a number >= 0), got {shown}")
+        if not item >= 0:
+            raise ModelFileError(f"{name}: {at}: a standard deviation must be >= 0, got {item!r}")
+
+
 def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, ModelDocument]:
     """Validate a decoded file mapping and build the model. Raises :class:`ModelFileError`."""
     if not isinstance(raw, dict):
@@ -259,8 +283,8 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
         raise ModelFileError(f"{name}: parameters: expected a mapping")
     provenance = _check_provenance(raw.get("provenance", {}), name)
     uncertainty = raw.get("uncertainty")
-    if uncertainty is not None and not isinstance(uncertainty, dict):
-        raise ModelFileError(f"{name}: uncertainty: expected a mapping")
+    if uncertainty is not None:
+        _check_uncertainty(uncertainty, name, "uncertainty")
     try:
         model = model_from_dict(kind, raw["parameters"])
     except HapticError as exc:

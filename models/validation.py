@@ -19,6 +19,8 @@ def as_float(field: str, value: Any, *, min_value: float | None = None, strict_m
         raise ModelValidationError(f"{field}: expected a number, got {_type_name(value)}")
     try:
         out = float(value)
+    except OverflowError:
+        raise ModelValidationError(f"{field}: must be finite, got an integer of {value.bit_length()} bits") from None
     except (TypeError, ValueError):
         raise ModelValidationError(f"{field}: expected a number, got {type(value).__name__}") from None
     if not np.isfinite(out):
@@ -56,6 +58,8 @@ def as_array(field: str, value: Any, *, length: int | None = None, min_length: i
         raise ModelValidationError(f"{field}: expected a list of numbers, got {_type_name(value)}")
     try:
         arr = np.asarray(value, dtype=np.float64)
+    except OverflowError:
+        raise ModelValidationError(f"{field}: must be finite (an integer too large for a float)") from None
     except (TypeError, ValueError):
         raise ModelValidationError(f"{field}: expected a list of numbers") from None
     if arr.ndim != 1:

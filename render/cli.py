@@ -47,6 +47,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                    help="the folder control requests may record into, by file name (default: the working folder)")
     p.add_argument("--model-dir", metavar="DIR", default=None,
                    help="the folder control requests may load models from, by file name (default: bundled only)")
+    _auth_options(p, "required of telemetry subscribers and control clients (needed to listen beyond loopback)")
     p.add_argument("--allow-active", action="store_true",
                    help="render a model that is not passive (refused by default: it could push energy into the hand)")
     p.add_argument("--max-force", type=float, default=None, help="force limit below the device's (N)")
@@ -60,6 +61,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     m.add_argument("address", nargs="?", default=DEFAULT_TELEMETRY, type=_address, help=f"default {DEFAULT_TELEMETRY}")
     m.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
     m.add_argument("--batches", type=int, default=None, help="stop after this many batches")
+    _auth_options(m, "the render's credentials")
     m.set_defaults(func=_cmd_monitor)
 
     b = bench.add_parser(
@@ -71,6 +73,19 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     b.add_argument("--json-file", metavar="FILE", help="also write the results as JSON to FILE")
     b.add_argument("--seconds", type=float, default=10.0, help="seconds per run (default 10)")
     b.set_defaults(func=_cmd_bench)
+    from hapticam.render.soak import register_soak
+    from hapticam.render.recover import register_recover
+
+    register_soak(bench)
+    register_recover(sub)
+
+
+def _auth_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--auth-secret", metavar="FILE", default=None,
+                   help=f"a shared secret (16-1024 bytes, in a file only you can read), {what}")
+    p.add_argument("--auth-curve", metavar="DIR", default=None,
+                   help=f"CURVE keys (server.key_secret and clients/*.key; a client: server.key and "
+                        f"client.key_secret), {what}")
 
 
 def _positive(name: str, value: float | None) -> None:
@@ -117,7 +132,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
                              "hardware runs in real time")
         session = RenderSession(model, device, config, safety, record=args.record, telemetry=args.telemetry,
                                 control=args.control, simulated_ticks=n, record_dir=args.record_dir,
-                                model_dir=args.model_dir,
+                                model_dir=args.model_dir, auth=_auth(args),
                                 check_model=_control_check(lambda: session.loop.model, device.spec, config.rate_hz,
                                                            args.allow_active),
                                 metadata={"source": "hapticam render", "model": args.model,
@@ -129,6 +144,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
             print(f"telemetry: {args.telemetry}", file=info)
         if args.control:
             print(f"control: {args.control}", file=info)
+        for note in session.notes:
+            print(f"note: {note}", file=sys.stderr)
         if args.realtime and args.duration is None:
             print("rendering; Ctrl-C to stop", file=info, flush=True)
         report = session.run(args.duration, realtime=args.realtime)
@@ -138,10 +155,11 @@ def _cmd_render(args: argparse.Namespace) -> int:
                                         "path": str(report.recording[0]), "ticks": report.recording[1]},
                                     "telemetry_sent": report.telemetry_sent,
                                     "telemetry_dropped": report.telemetry_dropped,
-                                    "interrupted": report.interrupted, "warnings": gate_warnings})))
+                                    "interrupted": report.interrupted, "signal": report.signal,
+                                    "hygiene": report.hygiene, "warnings": gate_warnings})))
         return 1 if report.stats.fault else 0
     print(report.stats.summary())
-    if args.realtime and report.stats.scheduling != "SCHED_FIFO":
+    if args.realtime and not report.stats.scheduling.startswith("SCHED_FIFO"):
         from hapticam.render.loop import REALTIME_HINT
 
         print("note: " + REALTIME_HINT.format(scheduling=report.stats.scheduling), file=sys.stderr)
@@ -155,7 +173,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     if report.recording is not None:
         print(f"recorded {report.recording[1]} ticks to {report.recording[0]}")
     if report.interrupted:
-        print("stopped by Ctrl-C (force zeroed)")
+        print(f"stopped by {'Ctrl-C' if report.signal == 'SIGINT' else report.signal} (force zeroed)")
     return 1 if report.stats.fault else 0
 
 
@@ -195,13 +213,20 @@ def _control_check(current: Any, spec: Any, rate_hz: float, allow_active: bool) 
     return check
 
 
+def _auth(args: argparse.Namespace) -> Any:
+    from hapticam.render.endpoints import Auth
+
+    return Auth.from_options(args.auth_secret, args.auth_curve)
+
+
 def _cmd_monitor(args: argparse.Namespace) -> int:
     from hapticam.render.telemetry import monitor
 
     _positive("--duration", args.duration)
     _finite("--duration", args.duration)
     try:
-        counts = monitor(args.address, duration_s=args.duration, batches=args.batches, out=sys.stdout)
+        counts = monitor(args.address, duration_s=args.duration, batches=args.batches, out=sys.stdout,
+                         auth=_auth(args))
     except KeyboardInterrupt:
         return 0
     print(f"{counts['batches']} batches, {counts['ticks']} ticks, {counts['gaps']} ticks missing", file=sys.stderr)
@@ -217,6 +242,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     _positive("--seconds", args.seconds)
     _finite("--seconds", args.seconds)
     check_output_file("--json-file", args.json_file)
+    from hapticam.render.clock import enable_hygiene
+
+    enable_hygiene()                  # HAPTICAM_RT_HYGIENE selects parts (mlock, prefault, affinity)
     results = run_bench(seconds=args.seconds, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
     report_json(results, args.json, args.json_file, format_table)
     return 0

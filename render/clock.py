@@ -7,21 +7,44 @@ loaded in the Python process, exactly as a ctypes function pointer would, but th
 cacheable (a ctypes pointer is a "dynamic global" that disables numba's on-disk cache).
 
 Also here: :func:`request_realtime`, which asks for ``SCHED_FIFO`` for the calling thread (as CHAI3D's
-haptic thread does) and reports what applied.
+haptic thread does) and, when enabled (:func:`enable_hygiene`), the rest of a real-time thread's
+hygiene, and reports what applied:
+
+- ``mlockall(MCL_CURRENT)``: every page the process has mapped when the loop starts (its arrays, the
+  compiled code, the stacks) resident and locked, so no tick waits for a page to be read back (needs
+  CAP_IPC_LOCK or a large enough ``RLIMIT_MEMLOCK``). Not ``MCL_FUTURE``: the servo thread allocates
+  nothing once running, and locking every later allocation of the interpreter's threads made each of
+  them fault and lock pages at once (slower, and no help to the loop);
+- stack prefault: the servo thread writes ``STACK_PREFAULT_BYTES`` below its stack pointer once, so its
+  first deep calls do not page-fault (the loop's arrays are written through when allocated);
+- affinity: the servo thread on one core of its own, every other thread of the process on the others
+  (on a machine with more than one core), so the interpreter's threads do not preempt it.
+
+:func:`release_hygiene` undoes the process-wide parts (memory lock, the other threads' affinity). The
+environment variable ``HAPTICAM_RT_HYGIENE`` (a comma list of ``mlock``, ``prefault``, ``affinity``, or
+``none``) selects parts, to measure what each buys (``hapticam bench render``).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import sys
 import threading
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
+from numba.extending import intrinsic
 
 CLOCK_MONOTONIC = 1
 TIMER_ABSTIME = 1
 NS_PER_S = 1_000_000_000
+MCL_CURRENT = 1          # <sys/mman.h> (Linux)
+STACK_PREFAULT_BYTES = 512 * 1024
+HYGIENE_PARTS = ("mlock", "prefault", "affinity")
+HYGIENE_ENV = "HAPTICAM_RT_HYGIENE"
 
 # int clock_gettime(clockid_t clk, struct timespec *tp)  (POSIX.1-2008)
 _clock_gettime = types.ExternalFunction("clock_gettime", types.int32(types.int32, types.voidptr))
@@ -62,21 +85,137 @@ def wait_until_ns(ts: np.ndarray, deadline_ns: int, spin_ns: int) -> int:
 
 
 def request_realtime(priority: int = 80) -> str:
-    """Ask for ``SCHED_FIFO`` at ``priority`` for the calling thread.
+    """Ask for ``SCHED_FIFO`` at ``priority`` for the calling thread, and apply the enabled hygiene.
 
     Returns ``"SCHED_FIFO"`` when granted, otherwise ``"SCHED_OTHER"`` and a reason after a colon
-    (not root and no ``CAP_SYS_NICE``, or no such scheduler on this platform). The loop runs either
-    way; callers print the returned string as the scheduling that applied.
+    (not root and no ``CAP_SYS_NICE``, or no such scheduler on this platform); when hygiene is enabled,
+    what of it applied follows after ``"; "`` (:func:`hygiene_report`). The loop runs either way;
+    callers print the returned string as the scheduling that applied.
     """
+    hygiene = _apply_hygiene() if _HYGIENE["parts"] is not None else ""
+    suffix = f"; {hygiene}" if hygiene else ""
     if not hasattr(os, "sched_setscheduler") or not sys.platform.startswith("linux"):
-        return "SCHED_OTHER: real-time scheduling is not available on this platform"
+        return "SCHED_OTHER: real-time scheduling is not available on this platform" + suffix
     tid = threading.get_native_id()
     try:
         top = os.sched_get_priority_max(os.SCHED_FIFO)
         os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(min(priority, top)))
     except (PermissionError, OSError) as exc:
-        return f"SCHED_OTHER: SCHED_FIFO refused ({exc.strerror or exc}); needs root or CAP_SYS_NICE"
-    return "SCHED_FIFO"
+        return f"SCHED_OTHER: SCHED_FIFO refused ({exc.strerror or exc}); needs root or CAP_SYS_NICE" + suffix
+    return "SCHED_FIFO" + suffix
+
+
+# -- real-time hygiene ------------------------------------------------------------------------------------
+_HYGIENE: dict = {"parts": None, "applied": {}, "others_cpus": None, "locked": False}
+
+
+def enable_hygiene(parts: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """Apply ``parts`` (default: ``HAPTICAM_RT_HYGIENE`` or all of ``HYGIENE_PARTS``) in the next
+    :func:`request_realtime` calls; returns the parts enabled."""
+    if parts is None:
+        env = os.environ.get(HYGIENE_ENV)
+        parts = HYGIENE_PARTS if env is None else tuple(p.strip() for p in env.split(",") if p.strip())
+    parts = tuple(p for p in parts if p in HYGIENE_PARTS)
+    _HYGIENE["parts"] = parts
+    return parts
+
+
+def hygiene_report() -> dict[str, str]:
+    """What the last :func:`request_realtime` applied, by part (``{}`` when hygiene is off)."""
+    return dict(_HYGIENE["applied"])
+
+
+def _apply_hygiene() -> str:
+    parts = _HYGIENE["parts"] or ()
+    done = {part: "off" for part in HYGIENE_PARTS}
+    if "mlock" in parts:
+        done["mlock"] = _mlockall()
+    if "prefault" in parts:
+        done["prefault"] = f"{prefault_stack(STACK_PREFAULT_BYTES) // 1024} KiB of stack"
+    if "affinity" in parts:
+        done["affinity"] = _pin_servo_thread()
+    _HYGIENE["applied"] = done
+    return ", ".join(f"{k} {v}" for k, v in done.items())
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def _mlockall() -> str:
+    if not sys.platform.startswith("linux"):
+        return "unavailable on this platform"
+    if _libc().mlockall(MCL_CURRENT) != 0:
+        err = ctypes.get_errno()
+        return f"refused ({os.strerror(err)}; needs CAP_IPC_LOCK or a larger memlock limit)"
+    _HYGIENE["locked"] = True
+    return "applied"
+
+
+def _pin_servo_thread() -> str:
+    """The calling thread on the last allowed core, every other thread of the process on the rest."""
+    if not hasattr(os, "sched_setaffinity"):
+        return "unavailable on this platform"
+    if _HYGIENE["others_cpus"] is None:                  # the process's cores before any pinning
+        _HYGIENE["others_cpus"] = set(os.sched_getaffinity(0))
+    allowed = sorted(_HYGIENE["others_cpus"])
+    if len(allowed) < 2:
+        return "one core only: not pinned"
+    me, servo_cpu, others = threading.get_native_id(), allowed[-1], set(allowed[:-1])
+    os.sched_setaffinity(me, {servo_cpu})
+    moved = 0
+    for tid in _process_threads():
+        if tid != me:
+            try:
+                os.sched_setaffinity(tid, others)
+                moved += 1
+            except OSError:
+                pass
+    return f"servo on CPU {servo_cpu}, {moved} other thread(s) on CPU {','.join(map(str, sorted(others)))}"
+
+
+def _process_threads() -> list[int]:
+    try:
+        return [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return []
+
+
+def release_hygiene() -> dict[str, str]:
+    """Unlock memory, give the process's threads their cores back, disable hygiene; returns what had
+    applied (:func:`hygiene_report`)."""
+    report = hygiene_report()
+    if _HYGIENE["locked"] and sys.platform.startswith("linux"):
+        _libc().munlockall()
+    if _HYGIENE["others_cpus"] is not None:
+        for tid in _process_threads():
+            try:
+                os.sched_setaffinity(tid, _HYGIENE["others_cpus"])
+            except OSError:
+                pass
+    _HYGIENE.update(parts=None, applied={}, others_cpus=None, locked=False)
+    return report
+
+
+@intrinsic
+def _touch_stack(typingctx, nbytes):
+    """Write ``nbytes`` of zeros into a stack buffer (``alloca``) with a volatile memset, so the pages
+    below the stack pointer are mapped once, here, and not by a later deep call inside the loop."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        buf = builder.alloca(ir.IntType(8), size=args[0])
+        i8p, i64, i1 = ir.IntType(8).as_pointer(), ir.IntType(64), ir.IntType(1)
+        memset = builder.module.declare_intrinsic("llvm.memset", [i8p, i64])
+        builder.call(memset, [buf, ir.Constant(ir.IntType(8), 0), args[0], ir.Constant(i1, 1)])
+        return args[0]
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True)
+def prefault_stack(nbytes: int) -> int:
+    """Touch ``nbytes`` of the calling thread's stack (see :func:`_touch_stack`); returns ``nbytes``."""
+    return _touch_stack(nbytes)
 
 
 def drop_realtime() -> None:

@@ -151,7 +151,7 @@ class ServoLoop:
 
     # -- setup ------------------------------------------------------------------------------------------
     def _fill_cfg(self) -> None:
-        s = self.safety.resolved(self.device.spec)
+        s = self.safety.resolved(self.device.spec, self.rate_hz)
         cfg, c = self.cfg, self.config
         cfg[C_DT] = self.dt_s
         cfg[C_PERIOD_NS] = round(1e9 / self.rate_hz)

@@ -3,92 +3,167 @@
 Format: CSV, ``# key: value`` metadata lines, then the header ``t_s,x_m,force_N`` and the extra
 columns ``v_mps,force_cmd_N,flags,lateness_us`` (the capture loader keeps ``v_mps`` and notes the others as
 ignored). ``force_N`` is the force rendered (after the safety layer), ``force_cmd_N`` the model's.
-Files are written to a temporary file in the same folder and renamed into place, so a reader never sees
-a partial recording, even if the process is interrupted while writing.
+
+Crash safety: a :class:`Recorder` streams ticks to ``NAME.partial`` beside the destination as they
+arrive (bounded memory: one batch at a time), flushes it to the operating system every
+``flush_period_s`` (1 s) and ``fsync``\\ s it, and at ``stop`` appends the run's final metadata
+(``# ticks: N`` ...) and renames it onto ``NAME``. So a reader never sees a partial file under the
+destination's name; after ``kill -9`` or a power cut the ``.partial`` file holds a valid capture up to
+the last flush (at most one flush period and one partial line lost), which
+:func:`hapticam.render.recover.recover` (``hapticam recover``) completes. The partial file's header names
+the writing process (``# pid: N``), so a stale one can be told from one still being written.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import io
 import json
 import os
 import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
-from hapticam.errors import ModelFileError, RenderError
-from hapticam.fileio import atomic_write_bytes
+from hapticam.errors import HapticError, ModelFileError, RenderError
+from hapticam.fileio import atomic_write_bytes, current_umask
 from hapticam.render.layout import R_F, R_FCMD, R_FLAGS, R_LATE, R_T, R_V, R_X, RING_COLS
 
 RECORD_COLUMNS = ("t_s", "x_m", "force_N", "v_mps", "force_cmd_N", "flags", "lateness_us")
 _RING_INDEX = (R_T, R_X, R_F, R_V, R_FCMD, R_FLAGS, R_LATE)
+_ROW_FORMAT = "%.9f,%.9e,%.9e,%.9e,%.9e,%d,%.3f\n"
+PARTIAL_SUFFIX = ".partial"
+FLUSH_PERIOD_S = 1.0
+RECORD_SUFFIXES = (".csv", ".txt")
+
+
+def format_rows(rows: np.ndarray) -> str:
+    """Ring rows ``(n, RING_COLS)`` as recording CSV lines (one string, newline-terminated)."""
+    rows = np.asarray(rows, dtype=np.float64).reshape(-1, RING_COLS)
+    if rows.shape[0] == 0:
+        return ""
+    table = rows[:, _RING_INDEX]
+    flags = table[:, 5]
+    if not np.all(np.isfinite(flags)):
+        table = table.copy()
+        table[:, 5] = np.nan_to_num(flags)
+    return (_ROW_FORMAT * table.shape[0]) % tuple(table.ravel().tolist())
+
+
+def metadata_lines(metadata: dict[str, Any]) -> str:
+    """``# key: value`` lines (JSON for mappings and lists; one line each)."""
+    return "".join(f"# {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}".replace("\n", " ") + "\n"
+                   for k, v in metadata.items())
+
+
+def check_record_path(path: str | os.PathLike[str]) -> Path:
+    """A recording destination: a ``.csv`` (or ``.txt``) file in an existing folder."""
+    p = Path(path)
+    if p.suffix.lower() not in RECORD_SUFFIXES:
+        raise RenderError(f"{p}: recordings are CSV files; use a .csv suffix")
+    if not (p.parent if str(p.parent) else Path(".")).is_dir():
+        raise RenderError(f"{p}: folder does not exist")
+    if p.is_dir():
+        raise RenderError(f"{p}: is a folder")
+    return p
+
+
+def partial_path(path: str | os.PathLike[str]) -> Path:
+    """Where a recording to ``path`` is streamed until it is complete."""
+    p = Path(path)
+    return p.with_name(p.name + PARTIAL_SUFFIX)
 
 
 def write_recording(path: str | os.PathLike[str], rows: np.ndarray, metadata: dict[str, Any] | None = None) -> Path:
     """Write ring rows ``(n, RING_COLS)`` to ``path`` (``.csv``) atomically; returns the path."""
-    p = Path(path)
-    if p.suffix.lower() not in (".csv", ".txt"):
-        raise RenderError(f"{p}: recordings are CSV files; use a .csv suffix")
-    rows = np.asarray(rows, dtype=np.float64).reshape(-1, RING_COLS)
-    lines = [f"# {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}".replace("\n", " ")
-             for k, v in (metadata or {}).items()]
-    lines.append(",".join(RECORD_COLUMNS))
-    buf = io.StringIO()
-    if rows.shape[0]:
-        table = rows[:, _RING_INDEX]
-        fmt = ["%.9f", "%.9e", "%.9e", "%.9e", "%.9e", "%d", "%.3f"]
-        np.savetxt(buf, table, delimiter=",", fmt=fmt)
-    text = "\n".join(lines) + "\n" + buf.getvalue()
+    p = check_record_path(path)
+    text = metadata_lines(metadata or {}) + ",".join(RECORD_COLUMNS) + "\n" + format_rows(rows)
     try:
         atomic_write_bytes(p, text.encode("utf-8"))
-    except (OSError, ModelFileError) as exc:
+    except (OSError, ModelFileError, HapticError) as exc:
         raise RenderError(f"{p}: cannot write recording: {exc}") from exc
     return p
 
 
 class Recorder:
-    """Collects ticks from the loop's pump (``add``) between ``start`` and ``stop``; ``stop`` writes the
-    file. Thread-safe: the control thread starts and stops it while the pump thread adds rows."""
+    """Streams ticks from the loop's pump (``add``) between ``start`` and ``stop`` to a partial file that
+    ``stop`` completes and renames into place (module docstring). Thread-safe: the control thread
+    starts and stops it while the pump thread adds rows. Memory is bounded by one batch."""
 
-    def __init__(self, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(self, metadata: dict[str, Any] | None = None, flush_period_s: float = FLUSH_PERIOD_S) -> None:
         self.metadata = dict(metadata or {})
+        self.flush_period_s = flush_period_s
         self._lock = threading.Lock()
-        self._parts: list[np.ndarray] = []
+        self._fh: IO[str] | None = None
+        self._partial: Path | None = None
+        self._last_flush = 0.0
         self.path: Path | None = None
         self.ticks = 0
+        self.flushes = 0
 
     @property
     def active(self) -> bool:
         return self.path is not None
 
-    def start(self, path: str | os.PathLike[str]) -> None:
-        p = Path(path)
-        if p.suffix.lower() not in (".csv", ".txt"):
-            raise RenderError(f"{p}: recordings are CSV files; use a .csv suffix")
-        if not (p.parent if str(p.parent) else Path(".")).is_dir():
-            raise RenderError(f"{p}: folder does not exist")
+    def start(self, path: str | os.PathLike[str], *, exclusive: bool = False) -> Path:
+        """Begin streaming to ``path`` (``exclusive``: refuse an existing destination). Returns the path."""
+        p = check_record_path(path)
+        if exclusive and p.exists():
+            raise RenderError(f"{p.name} exists; choose another name")
+        part = partial_path(p)
         with self._lock:
             if self.path is not None:
                 raise RenderError(f"already recording to {self.path}")
-            self.path = p
-            self._parts = []
-            self.ticks = 0
+            try:
+                fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                             0o666 & ~current_umask())
+            except FileExistsError:
+                raise RenderError(f"{part} exists (a recording interrupted earlier?): recover it with "
+                                  f"'hapticam recover {part}' or remove it") from None
+            except OSError as exc:
+                raise RenderError(f"{p}: cannot record ({exc.strerror or exc})") from exc
+            fh = io.open(fd, "w", encoding="utf-8", buffering=1 << 20, newline="\n")
+            started = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+            fh.write(metadata_lines({**self.metadata, "pid": os.getpid(), "started": started}))
+            fh.write(",".join(RECORD_COLUMNS) + "\n")
+            self._fh, self._partial, self.path, self.ticks = fh, part, p, 0
+            self._flush()
+        return p
 
     def add(self, first_tick: int, rows: np.ndarray) -> None:
+        """Append rows (formatted at once: nothing is kept in memory); flush if a period has passed."""
         with self._lock:
-            if self.path is not None and rows.size:
-                self._parts.append(rows)
-                self.ticks += rows.shape[0]
+            if self._fh is None or rows.size == 0:
+                return
+            self._fh.write(format_rows(rows))
+            self.ticks += rows.shape[0]
+            if time.monotonic() - self._last_flush >= self.flush_period_s:
+                self._flush()
+
+    def _flush(self) -> None:
+        """Hand the buffered lines to the operating system and the disk (survives kill -9 and power loss)."""
+        assert self._fh is not None
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._last_flush = time.monotonic()
+        self.flushes += 1
 
     def stop(self, extra_metadata: dict[str, Any] | None = None) -> tuple[Path, int] | None:
-        """Write the recording; returns ``(path, ticks)`` or ``None`` if not recording."""
+        """Complete the recording; returns ``(path, ticks)`` or ``None`` if not recording."""
         with self._lock:
-            if self.path is None:
+            if self._fh is None:
                 return None
-            path, parts, n = self.path, self._parts, self.ticks
-            self.path, self._parts, self.ticks = None, [], 0
-        rows = np.concatenate(parts) if parts else np.zeros((0, RING_COLS))
-        write_recording(path, rows, {**self.metadata, **(extra_metadata or {}), "ticks": n})
+            fh, part, path, n = self._fh, self._partial, self.path, self.ticks
+            self._fh, self._partial, self.path, self.ticks = None, None, None, 0
+            try:
+                fh.write(metadata_lines({**(extra_metadata or {}), "ticks": n}))
+                fh.flush()
+                os.fsync(fh.fileno())
+                fh.close()
+                os.replace(part, path)
+            except OSError as exc:
+                raise RenderError(f"{path}: cannot complete the recording ({exc.strerror or exc}); "
+                                  f"the ticks so far are in {part}") from exc
         return path, n

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from numba import njit
 
 from hapticam.devices.base import DeviceSpec
@@ -85,8 +87,9 @@ class SafetyConfig:
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
                 raise UsageError(f"safety workspace_m: must be finite with low < high, got {self.workspace_m!r}")
 
-    def resolved(self, spec: DeviceSpec) -> dict[str, float]:
-        """Numbers for the loop's ``cfg`` array, with device defaults filled in and bounded by the spec."""
+    def resolved(self, spec: DeviceSpec, rate_hz: float | None = None) -> dict[str, float]:
+        """Numbers for the loop's ``cfg`` array, with device defaults filled in and bounded by the spec;
+        at ``rate_hz`` the passivity controller's damping is also bounded by :func:`alpha_limit`."""
         fmax = spec.max_force_N if self.max_force_N is None else min(self.max_force_N, spec.max_force_N)
         rate = (spec.max_force_rate_N_per_s if self.max_force_rate_N_per_s is None
                 else min(self.max_force_rate_N_per_s, spec.max_force_rate_N_per_s))
@@ -94,11 +97,62 @@ class SafetyConfig:
         lo, hi = max(lo, spec.workspace_m[0]), min(hi, spec.workspace_m[1])
         amax = (5.0 * spec.damping_N_s_per_m if self.alpha_max_N_s_per_m is None
                 else self.alpha_max_N_s_per_m)
+        if rate_hz is not None:
+            amax = min(amax, alpha_limit(spec, rate_hz))
         return {"max_force_N": fmax, "max_force_rate_N_per_s": rate, "ramp_s": self.ramp_s,
                 "workspace_lo_m": lo, "workspace_hi_m": hi, "stale_ticks": float(self.stale_ticks),
                 "overrun_ticks": float(self.overrun_ticks), "passivity": 1.0 if self.passivity else 0.0,
                 "alpha_max_N_s_per_m": amax, "po_vmin_mps": self.po_vmin_mps,
                 "stop_on_nan": 1.0 if self.stop_on_nan else 0.0}
+
+
+#: the passivity controller's damping per tick, alpha T / m, stays below this (a sampled damper on the
+#: handle's mass rings for alpha T / m > 1 and is unstable beyond 2: v(n+1) = (1 - alpha T / m) v(n))
+PC_ALPHA_T_OVER_M = 0.5
+#: the controller can only tame a wall whose sampled mode it resolves: sqrt(K / m) T at most this
+PC_MAX_OMEGA_T = 2.0
+
+
+def alpha_limit(spec: DeviceSpec, rate_hz: float) -> float:
+    """Largest passivity-controller damping (N s/m) at ``rate_hz`` on ``spec``'s handle:
+    ``alpha <= PC_ALPHA_T_OVER_M m / T``. Hannaford & Ryu (2002) bound alpha only by the actuator; at
+    100 Hz their unbounded alpha (or 5 b = 10 N s/m on a 0.05 kg handle: alpha T / m = 2) is itself an
+    unstable explicit damper, which is why a controller without this bound made a stiff wall worse there."""
+    return PC_ALPHA_T_OVER_M * spec.apparent_mass_kg * rate_hz       # alpha T / m <= 0.5
+
+
+def passivity_stiffness_limit(spec: DeviceSpec, rate_hz: float) -> float:
+    """Stiffest wall (N/m) the passivity controller is allowed to render at ``rate_hz``:
+    ``K <= m (PC_MAX_OMEGA_T / T)^2``, i.e. the wall's mode on the handle ``sqrt(K / m)`` below 2 / T."""
+    return spec.apparent_mass_kg * (PC_MAX_OMEGA_T * rate_hz) ** 2   # K = m (omega_max / T)^2 ... omega T = 2
+
+
+def rendered_stiffness_Npm(model: Any, spec: DeviceSpec, points: int = 2001, speed_mps: float = 0.01) -> float:
+    """The steepest slope ``|dF/dx|`` (N/m) of ``model``'s force over the device workspace as the device can
+    render it (forces saturated at ``max_force_N``), along a slow press and release (state carried).
+
+    A parameter named ``k_Npm`` is not always a stiffness (a Hunt-Crossley ``k`` is in N/m^n): this is
+    the stiffness the handle actually meets."""
+    lo, hi = spec.workspace_m
+    x = np.linspace(lo, hi, points)
+    dt = (x[1] - x[0]) / speed_mps
+    state = model.compile().reset_state()
+    worst = 0.0
+    for xs, v in ((x, speed_mps), (x[::-1], -speed_mps)):
+        f = np.array([model.force(xi, v, 0.0, dt, state) for xi in xs])
+        f = np.clip(np.nan_to_num(f), -spec.max_force_N, spec.max_force_N)
+        worst = max(worst, float(np.max(np.abs(np.diff(f) / np.diff(xs)))))   # |dF/dx| by differences
+    return worst
+
+
+def check_passivity_controller(stiffness_Npm: float, spec: DeviceSpec, rate_hz: float) -> None:
+    """Refuse the passivity controller where it cannot help (:func:`passivity_stiffness_limit`)."""
+    limit = passivity_stiffness_limit(spec, rate_hz)
+    if stiffness_Npm > limit:
+        raise UsageError(f"the passivity controller cannot tame a {stiffness_Npm:.4g} N/m wall at {rate_hz:g} Hz "
+                         f"on a {spec.apparent_mass_kg:g} kg handle (its mode sqrt(K/m) T = "
+                         f"{math.sqrt(stiffness_Npm / spec.apparent_mass_kg) / rate_hz:.2f} > {PC_MAX_OMEGA_T:g}; "
+                         f"limit {limit:.4g} N/m): raise the rate or soften the model")
 
 
 @njit(cache=True, nogil=True)

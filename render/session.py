@@ -1,9 +1,11 @@
 """A render session: the loop plus recording, telemetry and control, as ``hapticam render`` runs it.
 
-Real time: the loop runs on its own thread; a pump thread feeds the recorder and the telemetry
-publisher; a control thread answers requests. Ctrl-C (``KeyboardInterrupt`` on the main thread) stops
-the loop, which writes zero force as its last act, then the pump drains the remaining ticks so the
-recording is complete, and the file is written atomically.
+Real time: the loop runs on its own thread; a pump thread streams its ticks to the recorder and the
+telemetry publisher; a control thread answers requests. Ctrl-C (SIGINT) and SIGTERM end a session the
+same way: the loop stops, writing zero force as its last act, the pump drains the remaining ticks, the
+recording is completed and renamed into place, and the statistics are returned (a second signal during
+that short finish is noted, not obeyed). ``kill -9`` leaves the recording's ``.partial`` file, valid up
+to its last flush (:mod:`hapticam.render.recover`).
 
 Simulated clock: the loop runs on the calling thread as fast as it can; the ring is sized to hold the
 whole run, and recording and telemetry are served from it at the end of each chunk.
@@ -12,23 +14,32 @@ whole run, and recording and telemetry are served from it at the end of each chu
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+import signal
+import threading
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-
 from hapticam.devices.base import Device
+from hapticam.fileio import remove_stale_temp_files
 from hapticam.models.base import Model
+from hapticam.render import clock
+from hapticam.render.control import ControlServer
+from hapticam.render.endpoints import Auth, ServerSecurity
 from hapticam.render.loop import LoopConfig, ServoLoop
 from hapticam.render.recording import Recorder
+from hapticam.render.recover import partial_files
 from hapticam.render.safety import SafetyConfig
 from hapticam.render.stats import LoopStats, SafetyEvent
-from hapticam.render.telemetry import ControlServer, Pump, TelemetryPublisher
+from hapticam.render.telemetry import Pump, TelemetryPublisher
+
+STOP_SIGNALS = ("SIGINT", "SIGTERM")
 
 
 @dataclass
 class SessionReport:
-    """What a session did: loop statistics, events, recording (path, ticks), telemetry counters."""
+    """What a session did: loop statistics, events, recording (path, ticks), telemetry counters, the
+    signal that ended it (``"SIGINT"``, ``"SIGTERM"`` or ``None``), real-time hygiene applied."""
 
     stats: LoopStats
     events: list[SafetyEvent]
@@ -37,10 +48,22 @@ class SessionReport:
     telemetry_sent: int = 0
     telemetry_dropped: int = 0
     lost_ticks: int = 0
+    signal: str | None = None
+    hygiene: dict[str, str] = field(default_factory=dict)
+
+
+class _Stopped(KeyboardInterrupt):
+    """Raised in the main thread by SIGTERM (SIGINT raises KeyboardInterrupt itself)."""
 
 
 class RenderSession:
-    """Compose a :class:`ServoLoop` with recording, telemetry and control (each optional)."""
+    """Compose a :class:`ServoLoop` with recording, telemetry and control (each optional).
+
+    ``hygiene``: lock memory, prefault the servo thread's stack and pin it to a core of its own while the
+    loop runs in real time (:func:`hapticam.render.clock.enable_hygiene`). ``auth``: credentials required of telemetry subscribers and control clients
+    (:mod:`hapticam.render.endpoints`; needed to listen beyond loopback). ``notes`` collects what the
+    caller should tell the user at start (stale files of earlier crashes in the recording folders).
+    """
 
     def __init__(self, model: Model, device: Device, config: LoopConfig | None = None,
                  safety: SafetyConfig | None = None, *, record: str | os.PathLike[str] | None = None,
@@ -48,69 +71,150 @@ class RenderSession:
                  load_model: Callable[[str], Any] | None = None, metadata: dict[str, Any] | None = None,
                  simulated_ticks: int | None = None, record_dir: str | os.PathLike[str] = ".",
                  model_dir: str | os.PathLike[str] | None = None,
-                 check_model: Callable[[Any], None] | None = None) -> None:
+                 check_model: Callable[[Any], None] | None = None, auth: Auth | None = None,
+                 hygiene: bool = True) -> None:
         config = config or LoopConfig()
+        self.hygiene = hygiene and config.realtime
         if simulated_ticks is not None and config.ring_capacity <= simulated_ticks:
             config = replace(config, ring_capacity=simulated_ticks + 1)
+        if safety is not None and safety.passivity:
+            check_model = _with_passivity_check(check_model, device, config.rate_hz)
+            check_model(model)
         self.loop = ServoLoop(model, device, config, safety)
         self.recorder = Recorder(metadata)
-        if record is not None:
-            self.recorder.start(record)
-        self.publisher = TelemetryPublisher(telemetry, self.loop.rate_hz) if telemetry else None
+        self.notes = self._stale_notes([Path(record).parent if record else None, Path(record_dir) if control else None])
+        self.security = ServerSecurity(auth) if auth is not None and (telemetry or control) else None
+        self.publisher = None
+        self.control = None
+        try:
+            if telemetry:
+                self.publisher = TelemetryPublisher(telemetry, self.loop.rate_hz, security=self.security)
+            if load_model is None:
+                from hapticam.models.files import load_model_only as load_model
+            if control:
+                self.control = ControlServer(control, self.loop, self.recorder, load_model, record_dir=record_dir,
+                                             model_dir=model_dir, check_model=check_model, security=self.security,
+                                             status_extra=self._status_extra)
+            if record is not None:
+                self.recorder.start(record)
+        except BaseException:
+            self._close_sockets()
+            raise
         sinks = [lambda first, rows, events: self.recorder.add(first, rows)]
         if self.publisher is not None:
             sinks.append(self.publisher)
         self.pump = Pump(self.loop, sinks)
         if self.publisher is not None:
             self.publisher.reader_lost = lambda: self.pump.reader.lost
-        if load_model is None:
-            from hapticam.models.files import load_model_only as load_model
-        self.control = None
-        if control:
-            try:
-                self.control = ControlServer(control, self.loop, self.recorder, load_model, record_dir=record_dir,
-                                             model_dir=model_dir, check_model=check_model)
-            except Exception:
-                if self.publisher is not None:
-                    self.publisher.close()
-                raise
+
+    @staticmethod
+    def _stale_notes(folders: list[Path | None]) -> list[str]:
+        notes = []
+        for folder in {f.resolve() for f in folders if f is not None and f.is_dir()}:
+            for p in remove_stale_temp_files(folder):
+                notes.append(f"removed {p}: the temporary file of a write that was killed before it finished")
+            for p in partial_files(folder):
+                notes.append(f"{p}: a recording interrupted earlier (kill -9, crash); complete it with "
+                             f"'hapticam recover {p}'")
+        return notes
+
+    def _status_extra(self) -> dict[str, Any]:
+        pub = self.publisher
+        return {"telemetry": None if pub is None else {"seq": pub.seq, "sent": pub.sent, "dropped": pub.dropped},
+                "lost_ticks": self.pump.reader.lost, "recorded_ticks": self.recorder.ticks}
+
+    def _close_sockets(self) -> None:
+        if self.control is not None:
+            self.control.halt()
+        if self.publisher is not None:
+            self.publisher.close()
+        if self.security is not None:
+            self.security.close()
 
     def run(self, duration_s: float | None, realtime: bool = True) -> SessionReport:
-        """Run for ``duration_s`` (``None``: until stopped by Ctrl-C or a control ``stop``)."""
-        interrupted = False
-        if self.control is not None:
-            self.control.start()
+        """Run for ``duration_s`` (``None``: until stopped by a signal or a control ``stop``)."""
+        got: list[str] = []
+        previous = _install_stop_handlers(got)
+        stats = None
         try:
-            if realtime:
-                self.pump.start()
-                self.loop.start(duration_s)
-                try:
-                    while not self.loop.wait(0.1):
-                        pass
-                except KeyboardInterrupt:
-                    interrupted = True
-            else:
-                n = None if duration_s is None else int(round(duration_s * self.loop.rate_hz))
-                try:
-                    self.loop.run_simulated(n_ticks=n if n is not None else 0,
-                                            on_ticks=lambda first, rows: self.pump.drain())
-                except KeyboardInterrupt:
-                    interrupted = True
-                self.loop.finish_simulated()
-        finally:
-            stats = self.loop.stop()
-            if realtime:
-                self.pump.halt()
-            else:
-                self.pump.drain()
             if self.control is not None:
-                self.control.halt()
-            if self.publisher is not None:
-                self.publisher.close()
-        recording = self.recorder.stop({"ticks_lost": self.pump.reader.lost,
-                                        "safety_interventions": stats.interventions})
+                self.control.start()
+            try:
+                self._run_loop(duration_s, realtime)
+            except KeyboardInterrupt:
+                if not got:
+                    got.append("SIGINT")
+            finally:
+                _install_stop_handlers(got, quiet=True)          # the finish below is not interrupted
+                try:
+                    stats = self.loop.stop()
+                finally:
+                    if realtime and self.pump.is_alive():
+                        self.pump.halt()
+                    else:
+                        self.pump.drain()
+                    self._close_sockets()
+                    recording = self.recorder.stop({"ticks_lost": self.pump.reader.lost,
+                                                    "safety_interventions": self.loop.stats().interventions,
+                                                    **({"stopped_by": got[0]} if got else {})})
+        finally:
+            _restore_handlers(previous)
+            hygiene = clock.release_hygiene()
         return SessionReport(stats=stats, events=self.loop.all_events(), recording=recording,
-                             interrupted=interrupted,
+                             interrupted=bool(got), signal=got[0] if got else None,
                              telemetry_sent=self.publisher.sent if self.publisher else 0,
                              telemetry_dropped=self.publisher.dropped if self.publisher else 0,
-                             lost_ticks=self.pump.reader.lost)
+                             lost_ticks=self.pump.reader.lost, hygiene=hygiene)
+
+    def _run_loop(self, duration_s: float | None, realtime: bool) -> None:
+        if realtime:
+            if self.hygiene:
+                clock.enable_hygiene()
+            self.pump.start()
+            self.loop.start(duration_s)
+            while not self.loop.wait(0.1):
+                pass
+        else:
+            n = None if duration_s is None else int(round(duration_s * self.loop.rate_hz))
+            try:
+                self.loop.run_simulated(n_ticks=n if n is not None else 0,
+                                        on_ticks=lambda first, rows: self.pump.drain())
+            finally:
+                self.loop.finish_simulated()
+
+
+def _with_passivity_check(check: Callable[[Any], None] | None, device: Device,
+                          rate_hz: float) -> Callable[[Any], None]:
+    """``check`` plus the passivity controller's own limit (:func:`~hapticam.render.safety.check_passivity_controller`)."""
+    from hapticam.render.safety import check_passivity_controller, rendered_stiffness_Npm
+
+    def checked(model: Any) -> None:
+        if check is not None:
+            check(model)
+        if isinstance(model, Model):
+            check_passivity_controller(rendered_stiffness_Npm(model, device.spec), device.spec, rate_hz)
+    return checked
+
+
+def _install_stop_handlers(got: list[str], quiet: bool = False) -> dict[int, Any]:
+    """SIGINT and SIGTERM handlers (main thread only): the first raises to end the run, later ones and
+    any during the finish (``quiet``) are only noted in ``got``."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def handler(signum: int, _frame: Any) -> None:
+        name = signal.Signals(signum).name
+        first = not got
+        got.append(name)
+        if first and not quiet:
+            raise _Stopped(name)
+    previous = {}
+    for name in STOP_SIGNALS:
+        num = getattr(signal, name)
+        previous[num] = signal.signal(num, handler)
+    return previous
+
+
+def _restore_handlers(previous: dict[int, Any]) -> None:
+    for num, old in previous.items():
+        signal.signal(num, old if old is not None else signal.SIG_DFL)

@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from hapticam.devices.sim import SimParams, SimulatedDevice
@@ -117,3 +118,254 @@ def test_a_nan_safety_limit_is_refused_not_ignored(field):
 def test_simulated_device_parameters_are_checked(field, value):
     with pytest.raises(UsageError, match=field):
         SimParams(**{field: value})
+
+
+# -- control answers while a request is slow or hostile ---------------------------------------------------
+def _session_with_slow_loader(tmp_path, delay_s):
+    def slow_load(source):                                 # a valid file that takes delay_s to read
+        time.sleep(delay_s)
+        return load_model_only("example:tactile-key")
+
+    (tmp_path / "m").mkdir()
+    ctrl = _address()
+    session = RenderSession(load_model_only("example:linear-key"), SimulatedDevice(user=press(0.0037, 1.0).repeating()),
+                            LoopConfig(realtime=False), control=ctrl, record=tmp_path / "run.csv",
+                            model_dir=tmp_path / "m", load_model=slow_load)
+    return ctrl, session
+
+
+def test_a_slow_load_does_not_block_status_or_stop_and_is_abandoned_at_its_deadline(tmp_path):
+    ctrl, session = _session_with_slow_loader(tmp_path, delay_s=3.0)
+    session.control.deadline_s = 0.5
+    (tmp_path / "m" / "slow.yaml").write_text("x")
+    out = {}
+    th = threading.Thread(target=lambda: out.update(report=session.run(30.0, realtime=True)), daemon=True)
+    th.start()
+    while session.loop.ticks < 50:
+        time.sleep(0.01)
+    slow = {}
+    loader = threading.Thread(target=lambda: slow.update(request(ctrl, {"cmd": "load_model", "name": "slow.yaml"})))
+    loader.start()
+    time.sleep(0.1)
+    for _ in range(5):                                      # answered at once while the load is running
+        t0 = time.monotonic()
+        st = request(ctrl, {"cmd": "status"})
+        assert st["ok"] and time.monotonic() - t0 < 0.1 and st["busy"] == "load_model"
+    loader.join(5)
+    assert slow["ok"] is False and "abandoned" in slow["error"]          # at 0.5 s, not 3 s
+    t0 = time.monotonic()
+    assert request(ctrl, {"cmd": "stop"})["ok"] and time.monotonic() - t0 < 0.1
+    th.join(10)
+    report = out["report"]
+    assert report.stats.ticks < 10_000                     # stopped long before its 30 s
+    time.sleep(3.0)                                         # the abandoned load returns: it changes nothing
+    assert session.loop.model.to_dict() == load_model_only("example:linear-key").to_dict()
+    assert report.recording[1] == report.stats.ticks
+
+
+def test_a_fifo_in_the_model_folder_is_refused_without_blocking(running):
+    import os
+
+    ctrl, root, _ = running
+    os.mkfifo(root / "models" / "pipe.yaml")
+    t0 = time.monotonic()
+    reply = request(ctrl, {"cmd": "load_model", "name": "pipe.yaml"})
+    assert reply["ok"] is False and "not a regular file" in reply["error"] and time.monotonic() - t0 < 0.5
+    assert request(ctrl, {"cmd": "status"})["busy"] is None
+
+
+# -- signals and kill -9 leave a complete recording or a recoverable one --------------------------------------
+def _render_process(tmp_path, name):
+    import os
+    import subprocess
+    import sys
+
+    rec = tmp_path / name
+    env = {**os.environ, "HAPTICAM_RT_HYGIENE": "none"}
+    proc = subprocess.Popen([sys.executable, "-m", "hapticam.cli", "render", "example:linear-key", "--duration", "60",
+                             "--record", str(rec)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=tmp_path)
+    partial = tmp_path / (name + ".partial")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not partial.exists() or partial.stat().st_size < 60_000):
+        time.sleep(0.05)                                    # running, at least one flush of ticks on disk
+    assert partial.exists(), proc.communicate(timeout=10)
+    return proc, rec, partial
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_sigterm_and_sigint_finish_with_statistics_and_a_complete_recording(tmp_path, sig):
+    import signal
+
+    from hapticam.capture_io import load_capture
+
+    proc, rec, partial = _render_process(tmp_path, "run.csv")
+    proc.send_signal(getattr(signal, sig))
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "ticks" in out and "lateness us" in out and "recorded" in out
+    assert "mlock off, prefault off, affinity off" in out        # the session log says what hygiene applied
+    ticks = int(out.split("recorded ")[1].split()[0])
+    assert not partial.exists()
+    cap = load_capture(rec)
+    assert cap.n == ticks and int(cap.metadata["ticks"]) == ticks and cap.metadata["stopped_by"] == sig
+    assert np.allclose(np.diff(cap.t_s), 1e-3)              # every tick, none lost
+
+
+def test_kill_9_leaves_a_partial_capture_that_recover_completes(tmp_path):
+    import signal
+
+    from hapticam.capture_io import load_capture
+    from hapticam.cli import main
+
+    proc, rec, partial = _render_process(tmp_path, "run.csv")
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    assert partial.exists() and not rec.exists()
+    assert main(["recover", str(tmp_path)]) == 0
+    cap = load_capture(rec)
+    assert cap.n >= 1500 and "partial recording" in cap.metadata["recovered"]
+    assert np.allclose(np.diff(cap.t_s), 1e-3) and int(cap.metadata["ticks"]) == cap.n
+
+
+def test_stale_temporary_files_are_cleaned_and_live_ones_kept(tmp_path):
+    import os
+
+    from hapticam.fileio import atomic_write_text
+
+    dead = tmp_path / ".model.yaml.pid999999999.abc123.tmp"
+    live = tmp_path / f".model.yaml.pid{os.getpid()}.def456.tmp"
+    dead.write_text("half")
+    live.write_text("being written")
+    atomic_write_text(tmp_path / "model.yaml", "done")
+    assert not dead.exists() and live.exists() and (tmp_path / "model.yaml").read_text() == "done"
+
+
+# -- counted telemetry drops -------------------------------------------------------------------------------
+def test_telemetry_drops_are_counted_exactly_by_sequence_number():
+    import msgpack
+    import zmq
+
+    from hapticam.render.layout import RING_COLS
+
+    addr = _address()
+    pub = TelemetryPublisher(addr, 1000.0, hwm=3)
+    sub = zmq.Context.instance().socket(zmq.SUB)
+    sub.setsockopt(zmq.RCVHWM, 3)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    sub.connect(addr)
+    time.sleep(0.3)
+    n = 3000
+    for i in range(n):                                     # the subscriber reads nothing meanwhile
+        pub(i * 10, np.zeros((10, RING_COLS)), [])
+    sub.setsockopt(zmq.RCVTIMEO, 500)
+    seqs = []
+    try:
+        while True:
+            seqs.append(msgpack.unpackb(sub.recv(), raw=False)["seq"])
+    except zmq.Again:
+        pass
+    sub.close()
+    pub.close()
+    assert pub.seq == n and pub.sent + pub.dropped == n and pub.dropped > 0
+    assert len(seqs) == pub.sent and n - len(set(seqs)) == pub.dropped   # the gaps in seq are the drops
+
+
+# -- authentication beyond loopback ------------------------------------------------------------------------
+def _secret(tmp_path, mode=0o600):
+    import os
+
+    p = tmp_path / "secret"
+    p.write_text("correct horse battery staple\n")
+    os.chmod(p, mode)
+    return str(p)
+
+
+@pytest.mark.parametrize("mechanism", ["secret", "curve"])
+def test_beyond_loopback_only_with_credentials_and_only_authenticated_clients_answered(tmp_path, mechanism):
+    from hapticam.render.endpoints import Auth, make_curve_keys
+
+    auth = (Auth.from_options(_secret(tmp_path), None) if mechanism == "secret"
+            else Auth(curve_dir=make_curve_keys(tmp_path / "keys")))
+    port = _address().rsplit(":", 1)[1]
+    session = RenderSession(load_model_only("example:linear-key"), SimulatedDevice(), LoopConfig(realtime=False),
+                            control=f"tcp://0.0.0.0:{port}", auth=auth)
+    session.control.start()
+    try:
+        with pytest.raises(ControlError, match="no reply"):
+            request(f"tcp://127.0.0.1:{port}", {"cmd": "status"}, timeout_s=0.5)
+        assert request(f"tcp://127.0.0.1:{port}", {"cmd": "status"}, auth=auth)["ok"]
+    finally:
+        session.control.halt()
+        session.security.close()
+
+
+def test_a_shared_secret_readable_by_others_is_refused(tmp_path):
+    from hapticam.render.endpoints import Auth
+
+    with pytest.raises(ControlError, match="readable by others"):
+        Auth.from_options(_secret(tmp_path, 0o644), None)
+
+
+# -- the passivity controller at low rates --------------------------------------------------------------------
+def test_passivity_controller_helps_at_100_hz_and_is_refused_beyond_what_it_can_tame():
+    from hapticam.devices.users import finger
+    from hapticam.models.contact import Contact
+    from hapticam.render.loop import run_simulated
+    from hapticam.render.safety import passivity_stiffness_limit
+
+    spec = SimParams().spec()
+    user = finger(0.004, 2.0, press_s=0.2, release_s=10.0)
+    limit = passivity_stiffness_limit(spec, 100.0)           # m (2 / T)^2 = 2000 N/m on the 0.05 kg handle
+    wall = Contact(law="linear", x_c_m=0.002, k_Npm=limit, b_Nspm=0.0)
+    off = run_simulated(wall, user=user, duration_s=2.0, rate_hz=100.0)
+    on = run_simulated(wall, user=user, duration_s=2.0, rate_hz=100.0, safety=SafetyConfig(passivity=True))
+    assert np.std(on.x_true_m[100:]) < 0.95 * np.std(off.x_true_m[100:])   # was 1.23x worse, unbounded alpha
+    too_stiff = Contact(law="linear", x_c_m=0.002, k_Npm=2.0 * limit, b_Nspm=0.0)
+    with pytest.raises(UsageError, match="cannot tame"):
+        RenderSession(too_stiff, SimulatedDevice(), LoopConfig(rate_hz=100.0, realtime=False),
+                      SafetyConfig(passivity=True))
+
+
+# -- strict types in model files ---------------------------------------------------------------------------
+@pytest.mark.parametrize("edit, field", [
+    (lambda p: p["components"][2]["parameters"].update(k_Npm="2000.0"), "k_Npm"),
+    (lambda p: p["components"][0]["parameters"]["press"].update(k_Npm=["0", "3259.0", "73.07"]), "k_Npm[0]"),
+    (lambda p: p["components"][0]["parameters"]["press"].update(m_kg=[True, False, True]), "m_kg[0]"),
+])
+def test_strings_and_booleans_are_not_numbers_and_errors_name_file_and_field(tmp_path, edit, field):
+    import yaml
+
+    from hapticam.errors import ModelFileError
+
+    doc = yaml.safe_load(open(_example_path("linear-key")).read())
+    edit(doc["parameters"])
+    p = tmp_path / "typed.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ModelFileError) as info:
+        load_model_only(p)
+    assert str(p) in str(info.value) and field in str(info.value)
+
+
+@pytest.mark.parametrize("block, words", [({"press": {"k_Npm": ["1.0"]}}, "uncertainty.press.k_Npm[0]"),
+                                          ({"press": {"k_Npm": [-1.0]}}, ">= 0"),
+                                          ({"press": [True]}, "uncertainty.press[0]"), (["x"], "a mapping")])
+def test_the_uncertainty_block_is_validated(tmp_path, block, words):
+    import yaml
+
+    from hapticam.errors import ModelFileError
+
+    doc = yaml.safe_load(open(_example_path("linear-key")).read())
+    doc["uncertainty"] = block
+    p = tmp_path / "u.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ModelFileError, match="u.yaml") as info:
+        load_model_only(p)
+    assert words in str(info.value)
+
+
+def _example_path(name):
+    from importlib import resources
+
+    return resources.files("hapticam.models") / "examples" / f"{name}.yaml"

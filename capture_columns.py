@@ -1,0 +1,97 @@
+"""Capture column names and their units: ``t_s``, ``x_mm``, ``force_gf`` ... to SI (see
+:mod:`hapticam.capture_io` for the file formats)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hapticam.errors import CaptureError
+
+#: a recording's per-tick flags column (render/layout.py: model bits 0-7, safety and ramp bits above)
+RECORDING_FLAGS = "flags"
+SAFETY_FLAG_SHIFT = 8
+
+_GF_N = 9.80665e-3  # 1 gram-force in newtons (standard gravity, CGPM 1901)
+_LBF_N = 4.4482216152605  # 1 pound-force in newtons (NIST SP 811)
+
+# quantity -> (accepted base names, {unit suffix: factor to SI})
+_QUANTITIES: dict[str, tuple[tuple[str, ...], dict[str, float]]] = {
+    "t": (("t", "time"), {"s": 1.0, "ms": 1e-3, "us": 1e-6}),
+    "x": (("x", "pos", "position"), {"m": 1.0, "mm": 1e-3, "um": 1e-6, "in": 0.0254}),
+    "f": (("f", "force"), {"N": 1.0, "mN": 1e-3, "kN": 1e3, "gf": _GF_N, "kgf": 1e3 * _GF_N,
+                           "lbf": _LBF_N}),
+    "v": (("v", "vel", "velocity"), {"mps": 1.0, "mmps": 1e-3}),
+    "a": (("a", "acc", "accel", "acceleration"), {"mps2": 1.0, "mmps2": 1e-3, "g": 9.80665}),
+}
+SI_NAMES = {"t": "t_s", "x": "x_m", "f": "force_N", "v": "v_mps", "a": "a_mps2"}
+_REQUIRED = ("t", "x", "f")
+
+
+# -- column names -----------------------------------------------------------------------------------
+def parse_column(name: str) -> tuple[str, float, str] | None:
+    """Return ``(quantity, factor to SI, unit)`` for a column name such as ``x_mm``; None if unknown.
+
+    Raises :class:`CaptureError` for a known quantity with a missing or unknown unit.
+    """
+    raw = name.strip()
+    base, sep, unit = raw.rpartition("_")
+    if not sep:
+        base, unit = raw, ""
+    for q, (bases, units) in _QUANTITIES.items():
+        if base.lower() in bases or (not sep and raw.lower() in bases):
+            if not unit:
+                raise CaptureError(f"column {raw!r} has no unit; name it like {SI_NAMES[q]!r}")
+            if unit in units:
+                return q, units[unit], unit
+            # units are case-sensitive (mN vs MN) except where unambiguous
+            folded = {u.lower(): u for u in units}
+            if unit.lower() in folded and unit.lower() not in ("mn", "kn"):
+                u = folded[unit.lower()]
+                return q, units[u], u
+            raise CaptureError(f"column {raw!r}: unknown unit {unit!r} (known: {', '.join(units)})")
+    return None
+
+
+def map_columns(where: str, names: list[str]) -> tuple[dict[str, tuple[int, float, str]], list[str]]:
+    found: dict[str, tuple[int, float, str]] = {}
+    ignored = []
+    for i, col in enumerate(names):
+        try:
+            parsed = parse_column(col)
+        except CaptureError as exc:
+            raise CaptureError(f"{where}: {exc}") from None
+        if parsed is None:
+            ignored.append(col.strip())
+            continue
+        q, factor, unit = parsed
+        if q in found:
+            raise CaptureError(f"{where}: two columns give {SI_NAMES[q].split('_')[0]}: "
+                               f"{names[found[q][0]].strip()!r} and {col.strip()!r}")
+        found[q] = (i, factor, unit)
+    missing = [SI_NAMES[q] for q in _REQUIRED if q not in found and q != "t"]   # time may be absent
+    if missing:
+        raise CaptureError(f"{where}: missing column {missing[0]} (found columns: "
+                           f"{', '.join(n.strip() for n in names) or 'none'})")
+    return found, ignored
+
+
+DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs"}
+
+
+def delimiter_of(header: str) -> str:
+    """The header's column separator: commas, else semicolons or tabs (as spreadsheets write them)."""
+    if "," in header:
+        return ","
+    for d in (";", "\t"):
+        if d in header:
+            return d
+    return ","
+
+
+def time_if_absent(cols: dict[str, np.ndarray], notes: list[str]) -> None:
+    """A capture of position and force only (a quasi-static force-displacement table): samples taken 1 s
+    apart, said in a note; only position- and direction-dependent force can be identified from it."""
+    if "t" not in cols:
+        cols["t"] = np.arange(cols["x"].size, dtype=np.float64)
+        notes.append("no time column: samples taken as 1 s apart (a quasi-static table: only position- and "
+                     "direction-dependent force can be identified from it)")

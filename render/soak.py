@@ -1,0 +1,273 @@
+"""``hapticam bench soak``: a long real-time render under everything control and telemetry can throw at it.
+
+One render session (``example:linear-key`` on the simulated device, real time, 1 kHz) with, for
+``minutes``:
+
+- telemetry published, with one subscriber that keeps up and one that connects and never reads;
+- ``clients`` control clients sending 100 requests a second between them (status, valid and refused
+  parameter changes, hostile names and malformed messages);
+- a model swap every second (alternating two bundled models);
+- every tick recorded.
+
+Reported: ticks, deadline misses, lateness p99 and maximum, the slowest ``status`` reply, resident memory
+at the first sample and at the end (growth), telemetry batches sent and dropped (and what the keeping-up
+subscriber received), request counts, and whether the recording holds every tick the loop ran.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import msgpack
+import numpy as np
+import zmq
+
+from hapticam.errors import HapticError
+
+SWAP_MODELS = ("example:linear-key", "example:tactile-key")
+
+
+def _free_address() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
+
+
+def rss_mb() -> float:
+    """Resident set size of this process (MB), from ``/proc/self/status``."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+class _Client(threading.Thread):
+    """One control client: ``rate_hz`` requests a second of a fixed mix, counting replies."""
+
+    def __init__(self, address: str, rate_hz: float, stop: threading.Event, seed: int) -> None:
+        super().__init__(name=f"soak-client-{seed}", daemon=True)
+        self.address, self.period_s, self.stop_event = address, 1.0 / rate_hz, stop
+        self.rng = random.Random(seed)
+        self.counts = {"sent": 0, "ok": 0, "refused": 0, "timeouts": 0}
+        self.timed_out: dict[str, int] = {}
+        self.status_ms: list[float] = []
+
+    def _message(self) -> bytes:
+        r = self.rng.random()
+        if r < 0.5:
+            return msgpack.packb({"cmd": "status"})
+        if r < 0.7:
+            return msgpack.packb({"cmd": "set_param", "name": "components.2.parameters.b_Nspm",
+                                  "value": self.rng.choice([0.8, 1.0, 1.2])})
+        if r < 0.8:
+            return msgpack.packb({"cmd": "set_param", "name": "components.2.parameters.k_Npm", "value": 1e30})
+        if r < 0.9:
+            return msgpack.packb({"cmd": "record_start", "name": self.rng.choice(["../x.csv", "/tmp/x.csv"])})
+        return os.urandom(self.rng.randint(1, 64))
+
+    def run(self) -> None:
+        ctx = zmq.Context.instance()
+        sock = ctx.socket(zmq.REQ)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.RCVTIMEO, 3000)
+        sock.setsockopt(zmq.REQ_RELAXED, 1)
+        sock.setsockopt(zmq.REQ_CORRELATE, 1)
+        sock.connect(self.address)
+        next_t = time.monotonic()
+        while not self.stop_event.is_set():
+            msg = self._message()
+            cmd = _cmd_of(msg)
+            t0 = time.monotonic()
+            try:
+                sock.send(msg)
+                reply = msgpack.unpackb(sock.recv(), raw=False)
+                self.counts["ok" if reply.get("ok") else "refused"] += 1
+                if reply.get("cmd") == "status":
+                    self.status_ms.append((time.monotonic() - t0) * 1e3)
+            except zmq.ZMQError:
+                if self.stop_event.is_set():             # in flight as the session stopped: not a miss
+                    break
+                self.counts["timeouts"] += 1
+                self.timed_out[cmd] = self.timed_out.get(cmd, 0) + 1
+            self.counts["sent"] += 1
+            next_t += self.period_s
+            time.sleep(max(0.0, next_t - time.monotonic()))
+        sock.close()
+
+
+def _cmd_of(msg: bytes) -> str:
+    try:
+        return str(msgpack.unpackb(msg, raw=False).get("cmd"))
+    except Exception:
+        return "malformed"
+
+
+def _subscribers(address: str, stop: threading.Event) -> tuple[threading.Thread, dict[str, int], Any]:
+    ctx = zmq.Context.instance()
+    stalled = ctx.socket(zmq.SUB)              # connects, subscribes, never reads
+    stalled.setsockopt(zmq.SUBSCRIBE, b"")
+    stalled.setsockopt(zmq.RCVHWM, 10)
+    stalled.setsockopt(zmq.LINGER, 0)
+    stalled.connect(address)
+    got = {"batches": 0, "ticks": 0}
+
+    def keep_up() -> None:
+        sub = ctx.socket(zmq.SUB)
+        sub.setsockopt(zmq.SUBSCRIBE, b"")
+        sub.setsockopt(zmq.RCVTIMEO, 200)
+        sub.setsockopt(zmq.LINGER, 0)
+        sub.connect(address)
+        while not stop.is_set():
+            try:
+                msg = msgpack.unpackb(sub.recv(), raw=False)
+                got["batches"] += 1
+                got["ticks"] += msg.get("n", 0)
+            except zmq.Again:
+                pass
+        sub.close()
+    th = threading.Thread(target=keep_up, name="soak-subscriber", daemon=True)
+    th.start()
+    return th, got, stalled
+
+
+def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, out_dir: str | None = None,
+             progress: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
+    """Run the soak (module docstring) for ``minutes``; returns the JSON-ready results."""
+    from hapticam.devices.registry import open_device
+    from hapticam.devices.users import press
+    from hapticam.models.files import load_model_only
+    from hapticam.render.loop import LoopConfig
+    from hapticam.render.session import RenderSession
+
+    folder = Path(out_dir or tempfile.mkdtemp(prefix="hapticam-soak-"))
+    record = folder / f"soak-{os.getpid()}.csv"
+    telemetry, control = _free_address(), _free_address()
+    session = RenderSession(load_model_only(SWAP_MODELS[0]), open_device("sim", user=press(0.0037, 1.0).repeating()),
+                            LoopConfig(), record=record, telemetry=telemetry, control=control, record_dir=folder,
+                            metadata={"source": "hapticam bench soak"})
+    stop = threading.Event()
+    sub_thread, received, stalled = _subscribers(telemetry, stop)
+    workers = [_Client(control, request_rate_hz / clients, stop, seed=i) for i in range(clients)]
+    memory: list[tuple[float, float]] = []
+    swaps = {"ok": 0, "refused": 0}
+
+    def background() -> None:
+        from hapticam.render.control import request
+
+        t0 = time.monotonic()
+        while session.loop.ticks == 0 and not stop.is_set():
+            time.sleep(0.01)
+        for w in workers:
+            w.start()
+        k = 0
+        while not stop.wait(1.0):
+            k += 1
+            try:
+                ok = request(control, {"cmd": "load_model", "name": SWAP_MODELS[k % 2]}, timeout_s=3.0)["ok"]
+            except HapticError:
+                ok = False
+            swaps["ok" if ok else "refused"] += 1
+            if k % 10 == 1:
+                memory.append((time.monotonic() - t0, rss_mb()))
+                progress(f"{time.monotonic() - t0:.0f} s: {session.loop.ticks} ticks, RSS {memory[-1][1]:.1f} MB")
+    bg = threading.Thread(target=background, name="soak-swaps", daemon=True)
+    bg.start()
+    try:
+        report = session.run(minutes * 60.0, realtime=True)
+    finally:
+        stop.set()
+        memory.append((float("nan"), rss_mb()))
+        for th in (bg, sub_thread, *workers):
+            if th.is_alive():
+                th.join(5.0)
+        stalled.close()
+    return _results(minutes, report, received, workers, swaps, memory, record)
+
+
+def _results(minutes: float, report: Any, received: dict[str, int], workers: list[_Client],
+             swaps: dict[str, int], memory: list[tuple[float, float]], record: Path) -> dict[str, Any]:
+    from hapticam.capture_io import load_capture
+
+    st = report.stats
+    cap = load_capture(record, detect=False)
+    ticks_recorded = int(cap.t_s.size)
+    status = np.array([ms for w in workers for ms in w.status_ms])
+    requests = {k: sum(w.counts[k] for w in workers) for k in ("sent", "ok", "refused", "timeouts")}
+    requests["timed_out_by_cmd"] = {c: sum(w.timed_out.get(c, 0) for w in workers)
+                                    for c in sorted({c for w in workers for c in w.timed_out})}
+    return {
+        "minutes": minutes, "ticks": st.ticks, "misses": st.misses, "skipped": st.skipped,
+        "lateness_p99_us": st.lateness_p99_us, "lateness_p999_us": st.lateness_p999_us,
+        "lateness_max_us": st.lateness_max_us, "scheduling": st.scheduling,
+        "status_reply_p99_ms": float(np.percentile(status, 99)) if status.size else float("nan"),
+        "status_reply_max_ms": float(status.max()) if status.size else float("nan"),
+        "status_replies_over_100ms": int(np.sum(status > 100.0)),
+        "requests": requests, "model_swaps": swaps,
+        "rss_first_mb": memory[0][1] if memory else float("nan"), "rss_end_mb": memory[-1][1],
+        "rss_growth_mb": (memory[-1][1] - memory[0][1]) if memory else float("nan"),
+        "telemetry_sent": report.telemetry_sent, "telemetry_dropped": report.telemetry_dropped,
+        "subscriber_received": received["batches"], "lost_ticks": report.lost_ticks,
+        "recording": str(record), "ticks_recorded": ticks_recorded,
+        "recording_complete": ticks_recorded == st.ticks and report.lost_ticks == 0,
+        "interventions": {k: v for k, v in st.interventions.items() if v}, "fault": st.fault,
+        "hygiene": report.hygiene, "finite_forces": bool(np.all(np.isfinite(cap.f_N))),
+    }
+
+
+def format_soak(r: dict[str, Any]) -> str:
+    """The human-readable soak report."""
+    q = r["requests"]
+    return "\n".join([
+        f"soak {r['minutes']:g} min: {r['ticks']} ticks, missed {r['misses']} ({r['skipped']} periods skipped); "
+        f"lateness p99 {r['lateness_p99_us']:.1f} us, p99.9 {r['lateness_p999_us']:.1f} us, "
+        f"max {r['lateness_max_us']:.1f} us",
+        f"scheduling: {r['scheduling']}",
+        f"control: {q['sent']} requests ({q['ok']} ok, {q['refused']} refused, {q['timeouts']} timed out "
+        f"{q['timed_out_by_cmd'] or ''}); "
+        f"status replies p99 {r['status_reply_p99_ms']:.1f} ms, max {r['status_reply_max_ms']:.1f} ms "
+        f"({r['status_replies_over_100ms']} over 100 ms); model swaps {r['model_swaps']['ok']} ok, "
+        f"{r['model_swaps']['refused']} refused",
+        f"telemetry: {r['telemetry_sent']} batches sent, {r['telemetry_dropped']} dropped (stalled subscriber); "
+        f"the subscriber keeping up received {r['subscriber_received']}",
+        f"memory: RSS {r['rss_first_mb']:.1f} MB at the first sample, {r['rss_end_mb']:.1f} MB at the end "
+        f"(growth {r['rss_growth_mb']:+.1f} MB)",
+        f"recording: {r['ticks_recorded']} of {r['ticks']} ticks ({'complete' if r['recording_complete'] else 'INCOMPLETE'}), "
+        f"{r['lost_ticks']} lost; {r['recording']}",
+    ])
+
+
+def register_soak(bench: Any) -> None:
+    """Add ``hapticam bench soak`` to the bench group."""
+    b = bench.add_parser("soak", help="a long real-time render under control requests, telemetry and model swaps",
+                         description=__doc__.split("\n\n")[1].replace("\n", " "))
+    b.add_argument("--minutes", type=float, default=30.0, help="how long to run (default 30)")
+    b.add_argument("--clients", type=int, default=4, help="control clients sharing 100 requests/s (default 4)")
+    b.add_argument("--out", metavar="DIR", default=None, help="folder for the recording (default: a temporary one)")
+    b.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    b.add_argument("--json-file", metavar="FILE", help="also write the results as JSON to FILE")
+    b.set_defaults(func=_cmd_soak)
+
+
+def _cmd_soak(args: Any) -> int:
+    from hapticam.errors import UsageError
+    from hapticam.fileio import check_output_file, report_json
+
+    if not (0 < args.minutes <= 24 * 60) or not (1 <= args.clients <= 64):
+        raise UsageError("--minutes must be in (0, 1440] and --clients in [1, 64]")
+    check_output_file("--json-file", args.json_file)
+    results = run_soak(args.minutes, clients=args.clients, out_dir=args.out,
+                       progress=lambda m: print(m, file=sys.stderr, flush=True))
+    report_json(results, args.json, args.json_file, format_soak)
+    return 0 if results["recording_complete"] and results["fault"] is None else 1
