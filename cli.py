@@ -21,6 +21,7 @@ from hapticam.errors import HapticError
 COMMAND_MODULES = (
     "hapticam.demos.cli",
     "hapticam.devices.cli",
+    "hapticam.devices.serve_cli",
     "hapticam.identify.cli",
     "hapticam.render.cli",
     "hapticam.render.verify.cli",

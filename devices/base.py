@@ -78,6 +78,8 @@ class DeviceSpec:
     1 kHz: Colgate & Schenkel's condition ``b > K T / 2 + |B|`` gives ``K < 2 b / T`` for a wall
     without virtual damping, with ``b`` the device's physical damping and ``T`` the servo period.
     ``apparent_mass_kg`` is the inertia the user feels at the handle with zero force.
+    ``passivity_required`` is set by a device whose own I/O delays the loop (a remote device: network delay
+    erodes passivity), so the safety layer keeps the passivity observer and controller on for it.
     """
 
     name: str
@@ -89,6 +91,7 @@ class DeviceSpec:
     damping_N_s_per_m: float
     provides_velocity: bool = False
     apparent_mass_kg: float = 0.0
+    passivity_required: bool = False
 
     def max_stable_stiffness(self, rate_hz: float) -> float:
         """Largest passive wall stiffness (N/m) at servo rate ``rate_hz``: ``K < 2 b / T``
@@ -200,6 +203,11 @@ class Device:
         if address:
             raise DeviceError(f"device {cls.__name__} takes no address (got {address!r})")
         return cls()
+
+    def session_notes(self) -> dict[str, Any]:
+        """What a session's log and recording header keep about this device's link (port, low-latency
+        mode, counters, round trip); empty for a device without a link."""
+        return {}
 
     def servo_binding(self) -> ServoBinding:
         """The compiled functions and arrays the servo loop drives this device with (see module docstring).

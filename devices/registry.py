@@ -16,6 +16,8 @@ from hapticam.errors import DependencyMissingError, DeviceError
 #: device name -> ("module:Class", pip extra that provides its driver or "")
 ADAPTERS: dict[str, tuple[str, str]] = {
     "sim": ("hapticam.devices.sim:SimulatedDevice", ""),
+    "serial": ("hapticam.devices.serial_device:SerialDevice", "serial"),
+    "zmq": ("hapticam.devices.remote:RemoteDevice", ""),
 }
 
 

@@ -136,7 +136,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
                                 check_model=_control_check(lambda: session.loop.model, device.spec, config.rate_hz,
                                                            args.allow_active),
                                 metadata={"source": "hapticam render", "model": args.model,
-                                          "device": args.device, "rate_hz": args.rate, "user": args.user})
+                                          "device": args.device, "rate_hz": args.rate, "user": args.user,
+                                          **({"device_link": link} if (link := device.session_notes()) else {})})
         for warning in gate_warnings:                    # once every argument has been accepted
             print(f"warning: {warning}", file=sys.stderr)
         info = sys.stderr if args.json else sys.stdout          # under --json, stdout holds only the JSON
@@ -144,6 +145,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
             print(f"telemetry: {args.telemetry}", file=info)
         if args.control:
             print(f"control: {args.control}", file=info)
+        for note in device.session_notes().get("notes", []):
+            print(f"device: {note}", file=info)
         for note in session.notes:
             print(f"note: {note}", file=sys.stderr)
         if args.realtime and args.duration is None:

@@ -89,7 +89,8 @@ class SafetyConfig:
 
     def resolved(self, spec: DeviceSpec, rate_hz: float | None = None) -> dict[str, float]:
         """Numbers for the loop's ``cfg`` array, with device defaults filled in and bounded by the spec;
-        at ``rate_hz`` the passivity controller's damping is also bounded by :func:`alpha_limit`."""
+        at ``rate_hz`` the passivity controller's damping is also bounded by :func:`alpha_limit`. A spec with
+        ``passivity_required`` (a remote device) turns the passivity controller on whatever ``passivity`` says."""
         fmax = spec.max_force_N if self.max_force_N is None else min(self.max_force_N, spec.max_force_N)
         rate = (spec.max_force_rate_N_per_s if self.max_force_rate_N_per_s is None
                 else min(self.max_force_rate_N_per_s, spec.max_force_rate_N_per_s))
@@ -101,7 +102,8 @@ class SafetyConfig:
             amax = min(amax, alpha_limit(spec, rate_hz))
         return {"max_force_N": fmax, "max_force_rate_N_per_s": rate, "ramp_s": self.ramp_s,
                 "workspace_lo_m": lo, "workspace_hi_m": hi, "stale_ticks": float(self.stale_ticks),
-                "overrun_ticks": float(self.overrun_ticks), "passivity": 1.0 if self.passivity else 0.0,
+                "overrun_ticks": float(self.overrun_ticks),
+                "passivity": 1.0 if (self.passivity or spec.passivity_required) else 0.0,
                 "alpha_max_N_s_per_m": amax, "po_vmin_mps": self.po_vmin_mps,
                 "stop_on_nan": 1.0 if self.stop_on_nan else 0.0}
 

@@ -29,6 +29,7 @@ LAYERS = {
     "hapticam.render.verify": (4, "render/verify"),
     "hapticam.demos": (5, "demos"),
     "hapticam.cli": (5, "cli"),
+    "hapticam.__main__": (5, "cli"),
 }
 #: Same-rank layers that must not import each other.
 SEPARATE = {("identify", "devices"), ("devices", "identify")}

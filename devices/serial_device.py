@@ -1,0 +1,450 @@
+"""Single-axis haptic devices over USB serial (hsp v1): ``--device serial:PORT``, extra ``serial`` (pyserial).
+
+Hapkit-style paddles, haptic knobs and motorised keys that implement the small binary protocol of
+``devices/serial_protocol.md`` (reference firmware: ``devices/emulators/hsp_emu.c``).
+
+Before the loop (Python, pyserial): open the port exclusively, ask for low-latency mode (FTDI's 1 ms
+latency timer; the outcome is kept in :attr:`SerialDevice.notes` for the session log), then
+HELLO -> INFO (the :class:`~hapticam.devices.base.DeviceSpec`), CONFIG (firmware watchdog, stream
+rate) -> ACK, ENABLE -> ACK + STATE (the handle's position before the first FORCE).
+
+Each tick (compiled, :func:`serial_sense` / :func:`serial_actuate`): non-blocking ``read(2)`` and
+``write(2)`` on the port's file descriptor, called from numba through libc (``types.ExternalFunction``;
+the symbols are checked with ctypes when this module is imported), and the frame parser of
+:mod:`hapticam.devices.hsp_frames`. Lockstep: tick ``k`` consumes the STATE answering FORCE ``k`` (sent
+by tick ``k-1``) and sends FORCE ``k+1``. The device samples its encoder when a FORCE arrives, so the
+position a tick uses is one period old: the I/O adds one tick of delay (and the quantisation of 1/cpm
+metres and 1 uN).
+
+Faults, as the servo loop sees them (status codes of :mod:`hapticam.devices.base`):
+
+- no fresh STATE this tick (dropped, late): the sample counter does not advance, so the loop's stale
+  watchdog zeroes the force after ``stale_ticks`` (event ``stale-device``, logged and counted); the
+  adapter counts the tick in ``stale_ticks``. A STATE that is not newer than the last one is discarded.
+- a frame with a bad CRC or length: dropped and counted (``bad_frames``); the tick returns
+  ``ERR_FRAME`` (force zeroed this tick, ``device-error`` logged and counted).
+- a FORCE the port would not take: ``ERR_TX``; an ERROR frame: ``ERR_DEVICE``; a STATE reporting the
+  firmware watchdog: ``ERR_WATCHDOG``.
+- fatal (zero force, the loop stops): silence for ``silence_ms`` (``FAULT_SILENT``); a hang-up, ``read``
+  returning 0 or EIO (``FAULT_GONE``: cable out); the device disabled or faulty (``FAULT_DEVICE``). The
+  adapter never reconnects inside a run: a lost device refuses a new binding; a port in use refuses a
+  second open.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import math
+import os
+import select
+import termios
+import time
+from typing import Any
+
+import numpy as np
+import serial  # pyserial: pip install 'hapticam[serial]'
+from numba import carray, njit, types
+
+from hapticam.devices import hsp_frames as hf
+from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_HAS_V, IO_SEQ, IO_SIZE, IO_T, IO_V, IO_X,
+                                   Device, DeviceSpec, DeviceState, ServoBinding)
+from hapticam.errors import DeviceError, UsageError
+
+_LIBC_SYMBOLS = ("read", "write", "__errno_location")
+
+
+def _check_libc() -> None:
+    """Every libc symbol the compiled tick calls must resolve before anything is compiled."""
+    libc = ctypes.CDLL(None)
+    for name in _LIBC_SYMBOLS:
+        if not hasattr(libc, name):
+            raise DeviceError(f"serial device: the C library lacks {name!r}; this platform is not supported")
+
+
+_check_libc()
+c_read = types.ExternalFunction("read", types.int64(types.int32, types.int64, types.uint64))
+c_write = types.ExternalFunction("write", types.int64(types.int32, types.int64, types.uint64))
+c_errno_location = types.ExternalFunction("__errno_location", types.CPointer(types.int32)())
+
+# status codes (> 0 recoverable, < 0 fatal; hapticam.devices.base)
+ERR_FRAME = 1
+ERR_TX = 2
+ERR_DEVICE = 3
+ERR_WATCHDOG = 4
+FAULT_GONE = -1
+FAULT_SILENT = -2
+FAULT_DEVICE = -3
+STATUS_TEXT = {FAULT_GONE: "device lost (hang-up: cable out or firmware reset)",
+               FAULT_SILENT: "device silent longer than silence_ms", FAULT_DEVICE: "device disabled or faulty"}
+
+# int64 state
+I_FD, I_RX_N, I_SEQ, I_LAST_TUS, I_FRESH, I_GONE, I_SILENT, I_SILENCE_LIMIT, I_STATUS, I_ECHO = range(10)
+I_N_STATE, I_N_BAD, I_N_STALE, I_N_OLD, I_N_ERROR, I_N_WATCHDOG, I_N_TX_FAIL, I_DEV_RX_ERR = range(10, 18)
+I_N_OTHER, I_ERRNO, I_WD_PENDING = 18, 19, 20
+I_SIZE = 21
+COUNTERS = {"states": I_N_STATE, "bad_frames": I_N_BAD, "stale_ticks": I_N_STALE, "old_states": I_N_OLD,
+            "error_frames": I_N_ERROR, "watchdog_reports": I_N_WATCHDOG, "tx_failures": I_N_TX_FAIL,
+            "device_rx_errors": I_DEV_RX_ERR, "other_frames": I_N_OTHER}
+# float64 state
+F_M_PER_COUNT, F_X, F_T, F_APPLIED_N, F_FMAX_N = range(5)
+F_SIZE = 5
+RX_CAP = 1024
+TX_CAP = 64
+MAX_READS = 16            # read/parse rounds per tick (bounds the tick's time after a burst)
+
+
+@njit(cache=True, nogil=True)
+def errno_now():
+    """The calling thread's ``errno`` (glibc ``__errno_location``)."""
+    return carray(c_errno_location(), (1,))[0]
+
+
+@njit(cache=True, nogil=True)
+def _take_state(ist, fst, rx, p):
+    """Consume one STATE payload at ``rx[p:]``; returns 1 if it is a fresh sample, else 0."""
+    tus = hf.get_u32(rx, p + 4)
+    d = (tus - ist[I_LAST_TUS]) & 0xFFFFFFFF               # device time advance (us, modulo 2^32)
+    ist[I_N_STATE] += 1
+    if d == 0 or d >= 0x80000000:
+        ist[I_N_OLD] += 1                                    # not newer than the last sample: discarded
+        return 0
+    fst[F_T] += d * 1e-6                                     # t = t_prev + dt_us * 1e-6 (unwrapped)
+    ist[I_LAST_TUS] = tus
+    ist[I_FRESH] += 1
+    ist[I_ECHO] = hf.get_u32(rx, p)
+    fst[F_X] = hf.get_i32(rx, p + 8) * fst[F_M_PER_COUNT]  # x = counts / cpm
+    fst[F_APPLIED_N] = hf.get_i32(rx, p + 12) * 1e-6        # applied force on the handle (uN -> N)
+    ist[I_STATUS] = hf.get_u16(rx, p + 16)
+    ist[I_DEV_RX_ERR] = hf.get_u16(rx, p + 18)
+    if ist[I_STATUS] & hf.ST_WATCHDOG:                     # latched by the firmware until this STATE
+        ist[I_N_WATCHDOG] += 1
+        ist[I_WD_PENDING] = 1
+    return 1
+
+
+@njit(cache=True, nogil=True)
+def _parse(ist, fst, rx):
+    """Parse every complete frame in ``rx[:n]``, keep the incomplete tail; returns (fresh, status)."""
+    n = ist[I_RX_N]
+    pos, fresh, status = 0, 0, 0
+    while True:
+        res, start, nxt = hf.find_frame(rx, pos, n)
+        if res == hf.FRAME_NONE:
+            break
+        if res == hf.FRAME_BAD:
+            ist[I_N_BAD] += 1
+            status = ERR_FRAME
+        else:
+            ftype = rx[start + 2]
+            plen = rx[start + 3]
+            if ftype == hf.T_STATE and plen == hf.STATE_LEN:
+                fresh += _take_state(ist, fst, rx, start + hf.HEADER)
+            elif ftype == hf.T_ERROR:
+                ist[I_N_ERROR] += 1
+                status = ERR_DEVICE
+            else:
+                ist[I_N_OTHER] += 1
+        pos = nxt
+    for i in range(n - start):                              # keep the tail from `start`
+        rx[i] = rx[start + i]
+    ist[I_RX_N] = n - start
+    return fresh, status
+
+
+@njit(cache=True, nogil=True)
+def serial_sense(state, io):
+    """The binding's ``sense``: read what the port holds, parse it, fill the I/O block (module docstring)."""
+    ist, fst, rx = state[0], state[1], state[2]
+    fresh, status, base = 0, 0, rx.ctypes.data
+    for _ in range(MAX_READS):
+        n = ist[I_RX_N]
+        r = c_read(np.int32(ist[I_FD]), base + n, rx.size - n)
+        if r == 0:
+            ist[I_GONE] = 1                                  # VMIN = 1: 0 bytes is a hang-up
+        elif r < 0:
+            e = errno_now()
+            if e != errno.EAGAIN and e != errno.EINTR:
+                ist[I_GONE] = 1
+                ist[I_ERRNO] = e
+        if r <= 0:
+            break
+        ist[I_RX_N] = n + r
+        f, s = _parse(ist, fst, rx)
+        fresh += f
+        if s != 0:
+            status = s
+    if fresh > 0:
+        ist[I_SILENT] = 0
+        st = ist[I_STATUS]
+        if ist[I_WD_PENDING] != 0:
+            ist[I_WD_PENDING] = 0
+            status = ERR_WATCHDOG
+        if (st & hf.ST_ENABLED) == 0 or (st & hf.ST_FAULT) != 0:
+            status = FAULT_DEVICE
+    elif ist[I_ECHO] != ist[I_SEQ]:                          # a FORCE is waiting for its STATE
+        ist[I_SILENT] += 1
+        ist[I_N_STALE] += 1
+    io[IO_X] = fst[F_X]
+    io[IO_V] = 0.0
+    io[IO_HAS_V] = 0.0
+    io[IO_SEQ] = ist[I_FRESH]
+    io[IO_T] = fst[F_T]
+    io[IO_AUX0] = -fst[F_APPLIED_N]                         # applied force in the model's convention (N)
+    io[IO_AUX1] = ist[I_SEQ] - ist[I_ECHO]                  # age of the sample in FORCE frames
+    if ist[I_GONE] != 0:
+        return FAULT_GONE
+    if ist[I_SILENT] >= ist[I_SILENCE_LIMIT]:
+        return FAULT_SILENT
+    return status
+
+
+@njit(cache=True, nogil=True)
+def serial_actuate(state, io, dt_s):
+    """The binding's ``actuate``: send FORCE(seq, uN) with ``-io[IO_FORCE]`` (the handle's force along +x),
+    clamped to the device maximum; non-blocking, one ``write(2)``."""
+    ist, fst, tx = state[0], state[1], state[3]
+    if ist[I_GONE] != 0:
+        return FAULT_GONE
+    f = -io[IO_FORCE]
+    fmax = fst[F_FMAX_N]
+    f = min(max(f, -fmax), fmax) if f == f else 0.0
+    seq = ist[I_SEQ] + 1
+    ist[I_SEQ] = seq
+    hf.put_u32(tx, hf.HEADER, seq)
+    hf.put_u32(tx, hf.HEADER + 4, np.int64(round(f * 1e6)))  # uN, two's complement
+    end = hf.put_frame(tx, 0, hf.T_FORCE, hf.FORCE_LEN)
+    r = c_write(np.int32(ist[I_FD]), tx.ctypes.data, end)
+    if r == end:
+        return 0
+    if r < 0:
+        e = errno_now()
+        if e != errno.EAGAIN and e != errno.EINTR:
+            ist[I_GONE] = 1
+            ist[I_ERRNO] = e
+            return FAULT_GONE
+    ist[I_N_TX_FAIL] += 1                                  # not sent, or sent in part (the device resyncs)
+    return ERR_TX
+
+
+def _f32(v: float) -> float:
+    return float(f"{v:.7g}")  # a float32 field as the decimal the firmware's author wrote (7 digits)
+
+
+class SerialDevice(Device):
+    """A single-axis device speaking hsp v1 on a serial port (module docstring).
+
+    Parameters
+    ----------
+    port : str
+        Serial port (``/dev/ttyACM0``, ``/dev/ttyUSB0``, a pseudo-terminal).
+    baud : int
+        Line rate (ignored by USB CDC devices and pseudo-terminals).
+    watchdog_ms : int
+        Firmware watchdog: the device zeroes the force when no FORCE arrives for this long (2-10000 ms).
+    stream_hz : int
+        0 (lockstep, default): one STATE per FORCE; else the device streams STATE at this rate.
+    silence_ms : float
+        The host stops the loop (``FAULT_SILENT``) after this long without a fresh STATE.
+    timeout_s : float
+        Handshake reply timeout (s).
+    rate_hz : float
+        Servo rate the adapter is driven at (counts ``silence_ms`` in ticks).
+    """
+
+    def __init__(self, port: str, *, baud: int = 1_000_000, watchdog_ms: int = 50, stream_hz: int = 0,
+                 silence_ms: float = 500.0, timeout_s: float = 1.0, rate_hz: float = 1000.0,
+                 low_latency: bool = True, set_zero: bool = False) -> None:
+        super().__init__()
+        if not isinstance(port, str) or not port:
+            raise UsageError("device serial needs a port: --device serial:/dev/ttyACM0")
+        if not (isinstance(watchdog_ms, int) and 2 <= watchdog_ms <= 10000):
+            raise UsageError(f"serial watchdog_ms: a whole number of ms in 2-10000, got {watchdog_ms!r}")
+        if not (isinstance(stream_hz, int) and 0 <= stream_hz <= 10000):
+            raise UsageError(f"serial stream_hz: 0 (lockstep) or a rate up to 10000 Hz, got {stream_hz!r}")
+        for name, v in (("silence_ms", silence_ms), ("timeout_s", timeout_s), ("rate_hz", rate_hz)):
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise UsageError(f"serial {name}: a positive number, got {v!r}")
+        self.port, self.baud, self.watchdog_ms, self.stream_hz = port, int(baud), watchdog_ms, stream_hz
+        self.silence_ms, self.timeout_s, self.rate_hz = float(silence_ms), float(timeout_s), float(rate_hz)
+        self.low_latency, self.set_zero = bool(low_latency), bool(set_zero)
+        self.info: hf.Info | None = None
+        self.notes: list[str] = []
+        # not yet opened: a device that renders nothing until INFO says what it is
+        self.spec = DeviceSpec(name=f"serial:{port}", max_force_N=0.0, max_force_rate_N_per_s=0.0,
+                               max_stiffness_N_per_m=0.0, workspace_m=(0.0, 0.0), resolution_m=0.0,
+                               damping_N_s_per_m=0.0)
+        self.ist = np.zeros(I_SIZE, dtype=np.int64)
+        self.fst = np.zeros(F_SIZE)
+        self.rx = np.zeros(RX_CAP, dtype=np.uint8)
+        self.tx = np.zeros(TX_CAP, dtype=np.uint8)
+        self._io = np.zeros(IO_SIZE)
+        self._serial: Any = None
+        self._pending = b""
+
+    @classmethod
+    def from_options(cls, address: str, **options: Any) -> "SerialDevice":
+        """``--device serial:PORT`` (render options other than the serial ones are ignored)."""
+        keys = ("baud", "watchdog_ms", "stream_hz", "silence_ms", "timeout_s", "rate_hz", "low_latency", "set_zero")
+        return cls(address, **{k: v for k, v in options.items() if k in keys})
+
+    # -- state ------------------------------------------------------------------------------------------
+    @property
+    def lost(self) -> bool:
+        """True once the port hung up (the device was unplugged or reset)."""
+        return bool(self.ist[I_GONE])
+
+    def counters(self) -> dict[str, int]:
+        """The adapter's fault counters (module docstring) and the device's own count of bad frames."""
+        return {name: int(self.ist[i]) for name, i in COUNTERS.items()}
+
+    def session_notes(self) -> dict[str, Any]:
+        """What the session log records about the link: port, device, low-latency outcome, counters."""
+        return {"port": self.port, "device": self.info.name if self.info else None, "notes": list(self.notes),
+                "watchdog_ms": self.watchdog_ms, "counters": self.counters()}
+
+    def servo_binding(self) -> ServoBinding:
+        """Compiled sense/actuate over ``(ist, fst, rx, tx)``; real time only. A lost device refuses."""
+        self._require_open()
+        if self.lost:
+            raise DeviceError(f"{self.spec.name}: the device was lost ({os.strerror(int(self.ist[I_ERRNO])) if self.ist[I_ERRNO] else 'hang-up'}); "
+                              "hapticam does not reconnect inside a run: close it, check the cable and open it again")
+        self.ist[I_SILENCE_LIMIT] = max(1, int(math.ceil(self.silence_ms * 1e-3 * self.rate_hz)))
+        return ServoBinding(serial_sense, serial_actuate, (self.ist, self.fst, self.rx, self.tx), False)
+
+    # -- handshake (Python, before the loop) ------------------------------------------------------------
+    def _send(self, data: bytes) -> None:
+        try:
+            self._serial.write(data)
+        except (serial.SerialException, OSError) as exc:
+            raise DeviceError(f"{self.spec.name}: write failed: {exc}") from exc
+
+    def _await(self, want: int, what: str) -> tuple[bytes, list[tuple[int, bytes]]]:
+        """Read frames until one of type ``want``; returns its payload and the frames after it."""
+        fd = self._serial.fileno()
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            frames, _, self._pending = hf.parse_frames(self._pending)
+            for i, (ftype, payload) in enumerate(frames):
+                if ftype == hf.T_ERROR and len(payload) == 2:
+                    raise DeviceError(f"{self.spec.name}: the device refused {what} (ERROR code {payload[1]})")
+                if ftype == want:
+                    self._pending = b"".join(hf.frame(t, p) for t, p in frames[i + 1:]) + self._pending
+                    return payload, frames[i + 1:]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise DeviceError(f"{self.spec.name}: no reply to {what} within {self.timeout_s:g} s (is the "
+                                  f"firmware speaking hsp v{hf.PROTOCOL_VERSION} on {self.port}?)")
+            if select.select([fd], [], [], left)[0]:
+                try:
+                    chunk = os.read(fd, 4096)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    raise DeviceError(f"{self.spec.name}: the port hung up during {what}")
+                self._pending += chunk
+
+    def _handshake(self) -> None:
+        self._send(hf.pack_hello())
+        info = hf.unpack_info(self._await(hf.T_INFO, "HELLO")[0])
+        if info.version != hf.PROTOCOL_VERSION:
+            raise DeviceError(f"{self.spec.name}: device speaks hsp v{info.version}, hapticam v{hf.PROTOCOL_VERSION}")
+        values = (info.counts_per_m, info.max_force_N, info.continuous_force_N, info.max_force_rate_N_per_s,
+                  info.mass_kg, *info.workspace_m)
+        if not (all(math.isfinite(v) for v in values) and info.counts_per_m > 0 and info.max_force_N > 0
+                and info.max_force_rate_N_per_s > 0 and info.damping_N_s_per_m >= 0
+                and info.workspace_m[0] < info.workspace_m[1]):
+            raise DeviceError(f"{self.spec.name}: the device's INFO is not physical: {info}")
+        self.info = info
+        b = _f32(info.damping_N_s_per_m)
+        self.spec = DeviceSpec(name=f"serial:{info.name}@{self.port}", max_force_N=_f32(info.max_force_N),
+                               max_force_rate_N_per_s=_f32(info.max_force_rate_N_per_s),
+                               max_stiffness_N_per_m=2.0 * b / 1e-3,  # K < 2 b / T at T = 1 ms (Colgate & Schenkel)
+                               workspace_m=(_f32(info.workspace_m[0]), _f32(info.workspace_m[1])),
+                               resolution_m=1.0 / _f32(info.counts_per_m), damping_N_s_per_m=b,
+                               provides_velocity=False, apparent_mass_kg=_f32(info.mass_kg))
+        self.notes.append(f"{info.name}: continuous force {_f32(info.continuous_force_N):g} N, "
+                          f"peak {_f32(info.max_force_N):g} N, {_f32(info.counts_per_m):g} counts/m")
+        self._send(hf.pack_config(self.watchdog_ms, self.stream_hz))
+        self._await(hf.T_ACK, "CONFIG")
+        if self.set_zero:
+            self._send(hf.frame(hf.T_SET_ZERO))
+            self._await(hf.T_ACK, "SET_ZERO")
+        self._send(hf.frame(hf.T_ENABLE))
+        self._await(hf.T_ACK, "ENABLE")
+        first = hf.unpack_state(self._await(hf.T_STATE, "ENABLE (its first STATE)")[0])
+        self.ist[:], self.fst[:] = 0, 0.0
+        self.ist[[I_FD, I_LAST_TUS, I_FRESH, I_STATUS]] = (self._serial.fileno(), first.time_us, 1, first.status)
+        self.fst[F_M_PER_COUNT] = 1.0 / _f32(info.counts_per_m)
+        self.fst[[F_X, F_T, F_FMAX_N]] = (first.counts * self.fst[F_M_PER_COUNT], first.time_us * 1e-6,
+                                          self.spec.max_force_N)
+        pending = np.frombuffer(self._pending, dtype=np.uint8)[:RX_CAP]
+        self.rx[:pending.size] = pending
+        self.ist[I_RX_N] = pending.size
+        self._pending = b""
+
+    def _line_setup(self) -> None:
+        """Low-latency mode where the driver has it (FTDI); VMIN = 1, so a non-blocking read of 0 bytes is a hang-up."""
+        if self.low_latency:
+            try:
+                self._serial.set_low_latency_mode(True)
+                self.notes.append(f"{self.port}: low-latency mode on (ASYNC_LOW_LATENCY, FTDI latency timer 1 ms)")
+            except (AttributeError, NotImplementedError, ValueError, OSError, serial.SerialException) as exc:
+                self.notes.append(f"{self.port}: low-latency mode not available ({exc})")
+        fd = self._serial.fileno()
+        attrs = termios.tcgetattr(fd)
+        attrs[6][termios.VMIN] = 1
+        attrs[6][termios.VTIME] = 0
+        termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+    # -- Device hooks -------------------------------------------------------------------------------------
+    def _open(self) -> None:
+        try:
+            self._serial = serial.Serial(self.port, self.baud, timeout=0, write_timeout=0.2, exclusive=True)
+        except (serial.SerialException, OSError, ValueError) as exc:
+            raise DeviceError(f"{self.spec.name}: cannot open {self.port}: {exc} (in use by another "
+                              "program or run? hapticam opens a port exclusively)") from exc
+        try:
+            self._line_setup()
+            self._serial.reset_input_buffer()
+            self._handshake()
+        except BaseException:
+            self._serial.close()
+            self._serial = None
+            raise
+
+    def _close(self) -> None:
+        if self._serial is None:
+            return
+        try:
+            if not self.lost:
+                self._send(hf.frame(hf.T_DISABLE))
+                try:
+                    self._await(hf.T_ACK, "DISABLE")
+                except DeviceError:
+                    self.notes.append(f"{self.port}: no ACK to DISABLE (the firmware watchdog zeroes the force)")
+        finally:
+            self._serial.close()
+            self._serial = None
+
+    def _read(self) -> DeviceState:
+        """Python-level read (setup, tests): a FORCE with the last force, then wait for a fresh STATE."""
+        serial_actuate((self.ist, self.fst, self.rx, self.tx), self._io, 0.0)
+        deadline = time.monotonic() + self.timeout_s
+        while self.ist[I_ECHO] != self.ist[I_SEQ]:         # until the STATE answering this FORCE
+            status = serial_sense((self.ist, self.fst, self.rx, self.tx), self._io)
+            if status < 0 and status != FAULT_SILENT:
+                raise DeviceError(f"{self.spec.name}: {STATUS_TEXT.get(status, status)}")
+            if time.monotonic() > deadline:
+                raise DeviceError(f"{self.spec.name}: no STATE within {self.timeout_s:g} s")
+            select.select([self._serial.fileno()], [], [], 0.01)
+        return DeviceState(t_s=float(self.fst[F_T]), x_m=float(self.fst[F_X]), v_mps=None)
+
+    def _write(self, force_N: float) -> None:
+        """Python-level write: one FORCE frame (``force_N`` in the model's convention); nothing to a lost device."""
+        if self.lost:
+            return
+        self._io[IO_FORCE] = force_N
+        status = serial_actuate((self.ist, self.fst, self.rx, self.tx), self._io, 0.0)
+        if status == FAULT_GONE:
+            raise DeviceError(f"{self.spec.name}: {STATUS_TEXT[FAULT_GONE]}")

@@ -1,0 +1,82 @@
+"""``hapticam device serve``: serve the simulated device over ZeroMQ for ``render --device zmq:ADDRESS``.
+
+::
+
+    hapticam device serve [ADDRESS] [--user press|sine|sweep|finger] [--depth-mm D] [--seed N]
+                          [--duration S] [--allow-network] [--json]
+
+SIGTERM and Ctrl-C stop serving with zero force and print the request counts. The address defaults to loopback (``tcp://127.0.0.1:5601``); another interface needs ``--allow-network``
+(the protocol has no authentication; serve on a trusted network only). Network delay erodes passivity:
+a render through ``--device zmq:`` keeps the passivity observer and controller on
+(:attr:`hapticam.devices.base.DeviceSpec.passivity_required`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import sys
+import threading
+
+from hapticam.errors import UsageError
+
+DEFAULT_ADDRESS = "tcp://127.0.0.1:5601"
+
+
+def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+    """Add ``device serve`` (``bench`` unused)."""
+    d = sub.add_parser("device", help="serve a device to other processes or machines",
+                       description="Serve a device over ZeroMQ (render it elsewhere with --device zmq:ADDRESS).")
+    dsub = d.add_subparsers(dest="device_command", metavar="COMMAND", required=True)
+    s = dsub.add_parser("serve", help="serve the simulated device on an address (default loopback)",
+                        description="Serve the simulated device (with its scripted user) on ADDRESS until "
+                                    "Ctrl-C or --duration; a render connects with --device zmq:ADDRESS.")
+    s.add_argument("address", nargs="?", default=DEFAULT_ADDRESS, help=f"bind address (default {DEFAULT_ADDRESS})")
+    s.add_argument("--user", default="press", choices=("press", "sine", "sweep", "finger"),
+                   help="simulated user at the handle (default press)")
+    s.add_argument("--depth-mm", type=float, default=4.0, help="travel of the simulated user (mm, default 4)")
+    s.add_argument("--seed", type=int, default=0, help="simulator noise seed (default 0)")
+    s.add_argument("--duration", type=float, default=None, help="stop after this many seconds (default: Ctrl-C)")
+    s.add_argument("--allow-network", action="store_true",
+                   help="allow a bind address beyond loopback (no authentication: trusted networks only)")
+    s.add_argument("--json", action="store_true", help="print the request counts as one JSON object at the end")
+    s.set_defaults(func=_cmd_serve)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from hapticam.devices.remote_server import check_bind_address, serve_device
+    from hapticam.devices.sim import SimulatedDevice
+    from hapticam.devices.users import make_user
+
+    if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
+        raise UsageError(f"--duration must be a positive number of seconds, got {args.duration:g}")
+    if not (math.isfinite(args.depth_mm) and 0.0 < args.depth_mm <= 50.0):
+        raise UsageError(f"--depth-mm must be in (0, 50], got {args.depth_mm:g}")
+    check_bind_address(args.address, args.allow_network)
+    user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
+    stop = threading.Event()
+    timer = threading.Timer(args.duration, stop.set) if args.duration is not None else None
+    info = sys.stderr if args.json else sys.stdout
+
+    def ready(endpoint: str) -> None:
+        print(f"serving the simulated device on {endpoint} (render with --device zmq:{endpoint}); "
+              "Ctrl-C to stop", file=info, flush=True)
+        if timer is not None:
+            timer.start()
+
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())   # SIGTERM ends as Ctrl-C does
+    with SimulatedDevice(user=user, seed=args.seed) as device:
+        try:
+            stats = serve_device(device, args.address, stop=stop, on_ready=ready, allow_network=args.allow_network)
+        finally:
+            if timer is not None:
+                timer.cancel()
+            signal.signal(signal.SIGTERM, previous)
+    counts = {k: v for k, v in vars(stats).items() if not k.startswith("_")}
+    if args.json:
+        print(json.dumps(counts))
+    else:
+        print(", ".join(f"{k}: {v}" for k, v in counts.items()))
+    return 0
