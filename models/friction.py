@@ -10,13 +10,23 @@ opposes motion: ``F`` has the sign of ``v``.
     does not overshoot (no sign flip of v) while ``(Fc / v_eps + b_v) dt / m < 1``, so choose
     ``v_eps >= Fc dt / m`` for the lightest mass the device presents (default 5 mm/s).
 ``stribeck`` (``mu_d``, ``mu_s``, ``mu_v_Nspm``, ``v_t_mps``, ``F_nt_N``, ``F_n_N``)
-    The smooth 5-parameter law of seed 003 eq. 5 with the normal force ``F_n`` a parameter::
+    The smooth 5-parameter law of Brown & McPhee (2016), which seed 003 eq. 5 quotes, with the
+    normal force ``F_n`` a parameter::
 
-        F = F_n mu_d tanh(4 v / v_t) + F_n (mu_s - mu_d) (v / v_t) / ((v / v_t)^2 / 4 + 3 / 4)
+        F = F_n mu_d tanh(4 v / v_t) + F_n (mu_s - mu_d) (v / v_t) / ((v / v_t)^2 / 4 + 3 / 4)^2
             + mu_v v tanh(4 F_n / F_nt)
 
-    It is smooth through v = 0 with slope ``F_n (4 mu_d + 4 (mu_s - mu_d) / 3) / v_t + mu_v tanh(4 F_n /
+    Seed 003 eq. 5 prints the Stribeck denominator without its square. Only the squared form has the
+    property that makes its parameters physical: the Stribeck term ``s(u) = u / (u^2/4 + 3/4)^2``
+    (``u = v / v_t``) has ``s'(u) = (3/4 - 3 u^2 / 4) / (u^2/4 + 3/4)^3``, zero at ``u = 1`` where
+    ``s = 1``: the term peaks at ``v = v_t`` with value ``F_n (mu_s - mu_d)``. The printed form peaks at
+    ``v = sqrt(3) v_t`` with value ``(2 / sqrt(3)) F_n (mu_s - mu_d)``.
+    The law is smooth through v = 0 with slope ``F_n (4 mu_d + (16/9) (mu_s - mu_d)) / v_t + mu_v tanh(4 F_n /
     F_nt)``; the same no-overshoot rule as above applies to that slope.
+    Model files that name ``stribeck`` keep loading unchanged (same name, fields and validation) and now
+    render this corrected law. Before the correction hapticam rendered the printed form; for the same
+    parameters the Stribeck term changes by the factor ``1 / (u^2/4 + 3/4)``: 4/3 near ``v = 0``, 1 at
+    ``v = v_t``, below 1 beyond (the printed shape remains as :func:`stribeck_term` with ``squared=False``).
 ``karnopp`` (``Fc_N``, ``Fs_N``, ``b_v_Nspm``, ``dv_mps``, ``k_stick_Npm``, ``b_stick_Nspm``)
     Sliding (``|v| >= dv``): ``F = Fc sign(v) + b_v v`` (the sign is well defined there). When the
     velocity falls into the stick band ``|v| < dv`` the element sticks: Karnopp's "force that holds the
@@ -42,7 +52,9 @@ opposes motion: ``F`` has the sign of ``v``.
 
 References
 ----------
-seed 003: Wadi, Mukhopadhyay & Romdhane, eq. 5 (the smooth Stribeck law).
+Brown, P., McPhee, J. (2016), "A continuous velocity-based friction model for dynamics and control with
+physically meaningful parameters", ASME J. Comput. Nonlinear Dynam. 11(5) (the squared Stribeck term).
+seed 003: Wadi, Mukhopadhyay & Romdhane, eq. 5 (quotes that law with the square dropped).
 Karnopp, D. (1985), "Computer simulation of stick-slip friction in mechanical dynamic systems", ASME
 J. Dyn. Sys. Meas. Control 107, 100-103.
 Canudas de Wit, C., Olsson, H., Astrom, K. J., Lischinsky, P. (1995), "A new model for control of
@@ -75,6 +87,15 @@ LAWS: dict[str, tuple[int, tuple[str, ...], dict[str, float], int]] = {
     "lugre": (LAW_LUGRE, ("sigma0_Npm", "sigma1_Nspm", "sigma2_Nspm", "Fc_N", "Fs_N", "vs_mps"),
               {"sigma2_Nspm": 0.0}, 1),
 }
+
+
+def stribeck_term(u: Any, squared: bool = True) -> np.ndarray:
+    """The Stribeck shape ``u / (u^2/4 + 3/4)^2`` (Brown & McPhee 2016) of ``u = v / v_t``; with
+    ``squared=False`` the printed seed 003 eq. 5 shape ``u / (u^2/4 + 3/4)``. Dimensionless."""
+    u = np.asarray(u, dtype=np.float64)
+    d = 0.25 * u * u + 0.75  # u^2/4 + 3/4  (seed 003 eq. 5)
+    return u / (d * d) if squared else u / d  # squared: Brown & McPhee (2016); unsquared: as printed
+
 
 # fields that must be > 0 (the rest must be >= 0)
 _POSITIVE = {"v_eps_mps", "v_t_mps", "F_nt_N", "dv_mps", "k_stick_Npm", "sigma0_Npm", "vs_mps"}
@@ -135,9 +156,9 @@ class Friction(Model):
             return p["Fc_N"] * np.tanh(v / p["v_eps_mps"]) + p["b_v_Nspm"] * v
         if self.law == "stribeck":
             u = v / p["v_t_mps"]
-            return (p["F_n_N"] * p["mu_d"] * np.tanh(4.0 * u)
-                    + p["F_n_N"] * (p["mu_s"] - p["mu_d"]) * u / (0.25 * u * u + 0.75)
-                    + p["mu_v_Nspm"] * v * np.tanh(4.0 * p["F_n_N"] / p["F_nt_N"]))  # seed 003 eq. 5
+            shape = stribeck_term(u)  # Brown & McPhee (2016): seed 003 eq. 5 with its square
+            return (p["F_n_N"] * p["mu_d"] * np.tanh(4.0 * u) + p["F_n_N"] * (p["mu_s"] - p["mu_d"]) * shape
+                    + p["mu_v_Nspm"] * v * np.tanh(4.0 * p["F_n_N"] / p["F_nt_N"]))
         if self.law == "karnopp":
             sliding = p["Fc_N"] * np.sign(v) + p["b_v_Nspm"] * v
             return np.where(np.abs(v) >= p["dv_mps"], sliding, 0.0)
@@ -238,9 +259,10 @@ def friction_force(p, s, x, v, a, dt):
     if law == LAW_STRIBECK:
         u = v / p[4]
         fn = p[6]
-        return (fn * p[1] * math.tanh(4.0 * u)
-                + fn * (p[2] - p[1]) * u / (0.25 * u * u + 0.75)
-                + p[3] * v * math.tanh(4.0 * fn / p[5]))  # seed 003 eq. 5
+        d = 0.25 * u * u + 0.75  # (v/v_t)^2 / 4 + 3/4
+        d = d * d  # squared denominator (Brown & McPhee 2016); seed 003 eq. 5 drops the square
+        return (fn * p[1] * math.tanh(4.0 * u) + fn * (p[2] - p[1]) * u / d
+                + p[3] * v * math.tanh(4.0 * fn / p[5]))  # seed 003 eq. 5 with Brown & McPhee's square
     if law == LAW_KARNOPP:
         return _karnopp(p, s, x, v)
     if law == LAW_LUGRE:

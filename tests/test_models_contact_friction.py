@@ -1,4 +1,5 @@
-"""Contact (seed 004 eq. 2.1, seed 000 eq. 26) and friction (seed 003 eq. 5, Karnopp, LuGre) kernels."""
+"""Contact (seed 004 eq. 2.1, seed 000 eq. 26) and friction (seed 003 eq. 5 / Brown & McPhee 2016, Karnopp,
+LuGre) kernels."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import model_from_dict
 from hapticam.models.contact import Contact, contact_force
-from hapticam.models.friction import Friction, friction_force
+from hapticam.models.friction import Friction, friction_force, stribeck_term
 
 # -- contact ----------------------------------------------------------------------------------------
 
@@ -128,9 +129,10 @@ KARNOPP = dict(Fc_N=0.1, Fs_N=0.15, b_v_Nspm=0.05, dv_mps=1e-3, k_stick_Npm=2000
 LUGRE = dict(sigma0_Npm=1e4, sigma1_Nspm=2.0, sigma2_Nspm=0.05, Fc_N=0.1, Fs_N=0.15, vs_mps=0.01)
 
 
-def reference_stribeck(v: np.ndarray, mu_d, mu_s, mu_v_Nspm, v_t_mps, F_nt_N, F_n_N) -> np.ndarray:
-    r = v / v_t_mps  # seed 003 eq. 5, written out term by term
-    return (F_n_N * mu_d * np.tanh(4 * r) + F_n_N * (mu_s - mu_d) * r / (0.25 * r ** 2 + 0.75)
+def reference_stribeck(v: np.ndarray, mu_d, mu_s, mu_v_Nspm, v_t_mps, F_nt_N, F_n_N, squared=True) -> np.ndarray:
+    r = v / v_t_mps  # Brown & McPhee (2016) as quoted in seed 003 eq. 5 (squared denominator), term by term
+    den = (0.25 * r ** 2 + 0.75) ** (2 if squared else 1)  # squared=False: as printed in seed 003 eq. 5
+    return (F_n_N * mu_d * np.tanh(4 * r) + F_n_N * (mu_s - mu_d) * r / den
             + mu_v_Nspm * v * np.tanh(4 * F_n_N / F_nt_N))
 
 
@@ -145,6 +147,63 @@ def test_memoryless_laws_match_reference() -> None:
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(fr.steady_state_force(v), want, rtol=1e-12, atol=1e-15)
         assert np.all(got * v >= 0)
+
+
+def _peak(fn) -> tuple[float, float]:
+    """Maximum of ``fn(v)`` over ``0 <= v <= 10 v_t`` by a bounded scalar search: (v at the peak, value)."""
+    from scipy.optimize import minimize_scalar
+
+    res = minimize_scalar(lambda v: -fn(v), bounds=(0.0, 10 * STRIBECK["v_t_mps"]), method="bounded",
+                          options={"xatol": 1e-14})
+    return float(res.x), float(-res.fun)
+
+
+def test_stribeck_term_peaks_at_v_t_with_value_fn_times_mu_s_minus_mu_d() -> None:
+    """Brown & McPhee's squared law: the Stribeck term's peak is at v_t with F_n (mu_s - mu_d) (its
+    parameters mean what they say); seed 003 eq. 5 as printed peaks at sqrt(3) v_t with 2/sqrt(3) of it."""
+    fn, d_mu, vt = STRIBECK["F_n_N"], STRIBECK["mu_s"] - STRIBECK["mu_d"], STRIBECK["v_t_mps"]
+    # the Stribeck term alone from the kernel: mu_d = 0 and mu_s = mu_s - mu_d keep it and drop the tanh
+    # term, mu_v = 0 the viscous one
+    alone = Friction("stribeck", **{**STRIBECK, "mu_d": 0.0, "mu_s": d_mu, "mu_v_Nspm": 0.0})
+    p, s = alone.params_block(), alone.initial_state()
+    v_pk, f_pk = _peak(lambda v: friction_force(p, s, 0.0, v, 0.0, 1e-3))
+    assert v_pk == pytest.approx(vt, rel=1e-6)  # the peak's location (a flat maximum: located to ~sqrt(eps))
+    assert f_pk == pytest.approx(fn * d_mu, rel=1e-9)
+    full = Friction("stribeck", **STRIBECK)  # the Stribeck term at v_t, from the full law minus its other terms
+    extra = fn * STRIBECK["mu_d"] * math.tanh(4.0) + STRIBECK["mu_v_Nspm"] * vt * math.tanh(4 * fn / STRIBECK["F_nt_N"])
+    assert float(full.steady_state_force(vt)) - extra == pytest.approx(fn * d_mu, rel=1e-9)
+    v_pk, f_pk = _peak(lambda v: fn * d_mu * float(stribeck_term(v / vt, squared=False)))  # as printed
+    assert v_pk == pytest.approx(math.sqrt(3) * vt, rel=1e-6)
+    assert f_pk == pytest.approx(2 / math.sqrt(3) * fn * d_mu, rel=1e-9)
+
+
+def test_stribeck_slope_at_zero() -> None:
+    """Documented slope at v = 0: F_n (4 mu_d + (16/9) (mu_s - mu_d)) / v_t + mu_v tanh(4 F_n / F_nt); the
+    printed form's Stribeck shape has slope 4/3 there."""
+    fn, vt, h = STRIBECK["F_n_N"], STRIBECK["v_t_mps"], 1e-9
+    visc = STRIBECK["mu_v_Nspm"] * math.tanh(4 * fn / STRIBECK["F_nt_N"])
+    fr = Friction("stribeck", **STRIBECK)
+    slope = float(fr.steady_state_force(h) - fr.steady_state_force(-h)) / (2 * h)
+    want = fn * (4 * STRIBECK["mu_d"] + 16 / 9 * (STRIBECK["mu_s"] - STRIBECK["mu_d"])) / vt + visc
+    assert slope == pytest.approx(want, rel=1e-6)
+    assert float(stribeck_term(1e-9, squared=False)) / 1e-9 == pytest.approx(4 / 3, rel=1e-9)
+
+
+def test_model_files_naming_stribeck_keep_loading_with_the_corrected_law() -> None:
+    """A model file written before the correction (schema 1, law stribeck) loads unchanged and renders the
+    squared law; the change of its Stribeck term is the documented factor 1 / (u^2/4 + 3/4)."""
+    from hapticam.models.files import document_from_mapping
+
+    raw = {"format": "hapticam-model", "schema_version": 1, "kind": "friction",
+           "parameters": {"law": "stribeck", **STRIBECK}}
+    model, doc = document_from_mapping(raw, "old.yaml")
+    assert model == Friction("stribeck", **STRIBECK) and doc.parameters["law"] == "stribeck"
+    v = np.linspace(-0.1, 0.1, 41)
+    np.testing.assert_allclose(model.steady_state_force(v), reference_stribeck(v, **STRIBECK), rtol=1e-12,
+                               atol=1e-15)
+    u = v / STRIBECK["v_t_mps"]
+    ratio = stribeck_term(u[u != 0]) / stribeck_term(u[u != 0], squared=False)
+    np.testing.assert_allclose(ratio, 1 / (0.25 * u[u != 0] ** 2 + 0.75), rtol=1e-12)
 
 
 def reference_karnopp(prm: dict, xs, vs) -> list[float]:
