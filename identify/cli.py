@@ -53,6 +53,11 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                      help="do not validate on held-out samples (default: last cycle, or every fifth sample)")
     imp.add_argument("--no-backlash", dest="backlash", action="store_false",
                      help="do not estimate and remove the probe's backlash")
+    imp.add_argument("--bottom-out", action="store_true",
+                     help="fit the steep end of the press stroke as a Hunt-Crossley floor and write it as a contact "
+                          "wall beyond the table (the capture must reach the floor)")
+    imp.add_argument("--probe-stiffness", type=float, default=None, metavar="N_PER_M",
+                     help="with --bottom-out: the probe tip's (or rig's) stiffness in series, removed first")
     imp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     imp.add_argument("--quiet", action="store_true", help="no progress bar")
     imp.set_defaults(func=_cmd_impedance)
@@ -140,8 +145,17 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
 
     _check_args(args)
     fixed = _parse_fix(args.fix)
+    if args.probe_stiffness is not None and not (args.bottom_out and math.isfinite(args.probe_stiffness)
+                                                  and args.probe_stiffness > 0):
+        raise UsageError("--probe-stiffness: a positive stiffness in N/m, used with --bottom-out")
     capture = load_capture(args.capture)
     other = load_capture(args.validate) if args.validate else None
+    bottom = None
+    if args.bottom_out:
+        from hapticam.identify.contact.bottom_out import split_at_bottom_out
+
+        full = capture
+        bottom, capture = split_at_bottom_out(capture, args.probe_stiffness)
     bar = _Progress(quiet=args.quiet or args.json)
     try:
         fit = identify_impedance(capture, forgetting=args.forgetting,
@@ -151,6 +165,14 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
                                  allow_active=args.allow_active, holdout=args.holdout,
                                  correct_backlash=args.backlash, progress=bar)
         summary = dict(fit.summary)
+        if bottom is not None:
+            _add_bottom_out(fit, bottom, summary)
+            whole = validate_model(fit.model, full)
+            summary["bottom_out"]["fit_percent_whole_capture"] = whole["fit_percent"]
+            tip = ("; the wall is the key's without the probe's compliance, so the probe's own capture "
+                   "reads softer" if bottom.probe_stiffness_Npm is not None else "")
+            summary["notes"].append(f"with the floor, the model fits the whole capture (floor included) at "
+                                    f"{whole['fit_percent']:.2f} %, RMS {whole['rms_N']:.3g} N{tip}")
         verdict = check_passivity(fit.model)
         summary["passive"] = verdict.passive
         summary["passivity_issues"] = verdict.issues
@@ -182,6 +204,20 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
     else:
         print(_table(summary))
     return 0
+
+
+def _add_bottom_out(fit: Any, bottom: Any, summary: dict[str, Any]) -> None:
+    """Compose the fitted table with the floor's contact wall (the table ends at the floor's datum)."""
+    from hapticam.models.composite import Composite
+
+    fit.model = Composite([fit.model, bottom.contact()])
+    fit.provenance.setdefault("settings", {})["bottom_out"] = {"probe_stiffness_Npm": bottom.probe_stiffness_Npm}
+    fit.provenance.setdefault("metrics", {})["bottom_out"] = {k: v for k, v in bottom.to_dict().items() if k != "notes"}
+    summary["bottom_out"] = bottom.to_dict()
+    summary["notes"] = [*summary["notes"], *bottom.notes,
+                        f"bottom-out at {bottom.x_b_m * 1e3:.3f} mm: Hunt-Crossley k = {bottom.k:.4g} N/m^n "
+                        f"(+-{bottom.se['k']:.2g}), n = {bottom.n:.3f} (+-{bottom.se['n']:.2g}), fitted over "
+                        f"{bottom.depth_m * 1e6:.0f} um of the floor; the table ends there and the wall takes over"]
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
