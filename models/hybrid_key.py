@@ -92,6 +92,8 @@ Parameter block (``params_block()``, float64)::
     14 keybed x_kb (m; 1e30 if none)  15 keybed k_kb (N/m)  16 keybed b_kb (N s/m)
     17 sub-step (s)   18 rest penetration (m; Hunt-Crossley)   19 capture speed (m/s)
     20 check drop d_c (m)   21 repetition point x_r (m; -1e30 if no let-off)
+    22 handle-key coupling k_c (N/m; 0: the key is the handle)   23 coupling damping b_c (N s/m)
+    24 key sub-step h_k (s; coupled key)
 
 State block (``initial_state()``, float64)::
 
@@ -105,6 +107,14 @@ State block (``initial_state()``, float64)::
     15 number of numerical recoveries (state reset to rest after a non-finite or runaway value)
     16 length of the previous tick (s; 0 before the first)
     17 number of events in the last tick; 18-29 the first four: (code, time in tick (s), speed (m/s))
+    30-33 coupled key: key position x_k (m), velocity (m/s), handle position at the last tick (m),
+    hammer reaction of the last key sub-step (N); 34-47 the tick's events gathered over key sub-steps
+
+Coupled key (``coupling_k_Npm`` set; :mod:`hapticam.models.hybrid_key_coupling`): for rendering, the
+key is a simulated body of mass ``m_k`` pulled by the device's handle through a virtual spring-damper
+``(k_c, b_c)``; the force is the coupling's, so the hammer's landing impulses reach the handle filtered
+by the key's mass and the coupling instead of spread over one tick (which, on a light handle at 1 kHz,
+made the hammer chatter on its jack). Captures of a real key are fitted with the key driven directly.
 
 Flag bits (:func:`hybrid_key_flags`)::
 
@@ -131,15 +141,16 @@ import numpy as np
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_HYBRID_KEY, Model
 # the compiled kernel and the block layout are re-exported: they are part of this module's API
+from hapticam.models.hybrid_key_coupling import coupling_for_device  # noqa: F401
 from hapticam.models.hybrid_key_kernel import (drive_point, hybrid_key_diag, hybrid_key_flags,  # noqa: F401
                                                hybrid_key_force, hybrid_key_run)
 from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_SPEED_MPS, DT_MAX_S, DT_MIN_S,
                                                EVENT_NAMES, EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING,
                                                FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_IMPACT, FLAG_KEYBED,
                                                FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING, F_LIMIT_N,
-                                               LAW_HUNT_CROSSLEY, LAW_RIGID, MAX_LOGGED_EVENTS, MAX_SUBSTEPS,
-                                               MAX_SUBSTEP_S, MODE_CONTACT, MODE_FLIGHT, PARAM_SIZE, P_B, P_BKB,
-                                               P_DC, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_K, P_KKB, P_KR, P_LAW,
+                                               LAW_HUNT_CROSSLEY, LAW_RIGID, MAX_KEY_SUBSTEP_S, MAX_LOGGED_EVENTS, MAX_SUBSTEPS,
+                                               MAX_SUBSTEP_S, MODE_CONTACT, MODE_FLIGHT, PARAM_SIZE, P_B, P_BC, P_BKB,
+                                               P_DC, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_HK, P_K, P_KC, P_KKB, P_KR, P_LAW,
                                                P_MH, P_MK, P_N, P_R, P_VCAP, P_XKB, P_XL, P_XR, P_YS, STATE_SIZE,
                                                SUBSTEP_OMEGA_H, SUBSTEP_REF_SPEED_MPS, S_ESCAPED, S_EV0,
                                                S_EV_COUNT, S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION,
@@ -155,7 +166,8 @@ _HC_FIELDS = {"law", "k_Npm", "b_Nspm", "n"}
 _RIGID_FIELDS = {"law", "restitution"}
 _REQUIRED = {"key_mass_kg", "return_spring_Npm", "preload_N", "hammer_mass_kg", "lever_ratio", "contact"}
 _OPTIONAL = {"gravity_mps2", "let_off_m", "check_drop_m", "repetition_m", "string_height_m",
-             "string_restitution", "keybed_m", "keybed_k_Npm", "keybed_b_Nspm"}
+             "string_restitution", "keybed_m", "keybed_k_Npm", "keybed_b_Nspm", "coupling_k_Npm",
+             "coupling_b_Nspm"}
 
 
 def _optional_position(field: str, value: Any) -> float | None:
@@ -207,6 +219,9 @@ class HybridKey(Model):
     string_restitution : e_s in [0, 1] for the hammer-string impact, default 0.5.
     keybed_m : keybed key position x_kb (m, > let_off_m), or None.
     keybed_k_Npm, keybed_b_Nspm : keybed stiffness (N/m) and damping (N s/m), >= 0.
+    coupling_k_Npm, coupling_b_Nspm : None (the key is the handle), or the virtual coupling (N/m > 0,
+        N s/m >= 0) through which the handle pulls a simulated key of mass ``key_mass_kg`` (> 0); for a
+        device with damping b at period T keep ``b > k_c T / 2 + b_c`` (``coupling_for_device``).
 
     References
     ----------
@@ -221,7 +236,8 @@ class HybridKey(Model):
                  let_off_m: float | None = None, check_drop_m: float = 0.0, repetition_m: float = 0.0,
                  string_height_m: float | None = None,
                  string_restitution: float = 0.5, keybed_m: float | None = None,
-                 keybed_k_Npm: float = 0.0, keybed_b_Nspm: float = 0.0) -> None:
+                 keybed_k_Npm: float = 0.0, keybed_b_Nspm: float = 0.0, coupling_k_Npm: float | None = None,
+                 coupling_b_Nspm: float = 0.0) -> None:
         self.key_mass_kg = as_float("key_mass_kg", key_mass_kg, min_value=0.0, max_value=1e3)
         self.return_spring_Npm = as_float("return_spring_Npm", return_spring_Npm, min_value=0.0, max_value=1e9)
         self.preload_N = as_float("preload_N", preload_N, min_value=-1e6, max_value=1e6)
@@ -239,6 +255,16 @@ class HybridKey(Model):
         self.keybed_m = _optional_position("keybed_m", keybed_m)
         self.keybed_k_Npm = as_float("keybed_k_Npm", keybed_k_Npm, min_value=0.0, max_value=1e12)
         self.keybed_b_Nspm = as_float("keybed_b_Nspm", keybed_b_Nspm, min_value=0.0, max_value=1e9)
+        self.coupling_k_Npm = (None if coupling_k_Npm is None else
+                               as_float("coupling_k_Npm", coupling_k_Npm, min_value=0.0, strict_min=True,
+                                        max_value=1e9))
+        self.coupling_b_Nspm = as_float("coupling_b_Nspm", coupling_b_Nspm, min_value=0.0, max_value=1e6)
+        if self.coupling_k_Npm is not None and not self.key_mass_kg > 0.0:
+            raise ModelValidationError("key_mass_kg: a coupled key (coupling_k_Npm) needs a key mass > 0")
+        if self.coupling_k_Npm is not None and self.rigid:
+            # a rigid hammer's reaction is an inertial force r^2 m_h a_k: felt one sub-step late by a lighter
+            # key it grows each step (added-mass instability); the compliant contact is a spring and damper
+            raise ModelValidationError("coupling_k_Npm: a coupled key needs the hunt-crossley contact law")
         if self.let_off_m is not None:
             if self.keybed_m is not None and not self.let_off_m < self.keybed_m:
                 raise ModelValidationError(f"let_off_m: must be < keybed_m ({self.keybed_m:g} m), "
@@ -313,6 +339,22 @@ class HybridKey(Model):
             h = min(h, SUBSTEP_OMEGA_H * m / damping)
         return float(max(h, 1e-9))
 
+    @property
+    def key_substep_s(self) -> float:
+        """Sub-step (s) of the coupled key: ``MAX_KEY_SUBSTEP_S``, shortened so that the hammer contact
+        reflected to the key through the lever (stiffness r^2 K on m_k, K the hammer's stiffest contact,
+        ``substep_s``'s rule) and the key's own springs and dampers keep omega h <= 0.5 and c h / m_k <= 0.5
+        (the key feels the hammer one sub-step late, so it needs the hammer's margin)."""
+        m = max(self.key_mass_kg, 1e-9)
+        h = min(MAX_KEY_SUBSTEP_S, self.substep_s / max(1.0, self.lever_ratio * math.sqrt(self.hammer_mass_kg / m)))
+        stiff = (self.coupling_k_Npm or 0.0) + self.return_spring_Npm + self.keybed_k_Npm
+        if stiff > 0.0:
+            h = min(h, SUBSTEP_OMEGA_H / math.sqrt(stiff / m))
+        damp = self.coupling_b_Nspm + self.keybed_b_Nspm
+        if damp > 0.0:
+            h = min(h, SUBSTEP_OMEGA_H * m / damp)
+        return float(max(h, 1e-9))
+
     # -- encoding -------------------------------------------------------------------------------------
     def params_block(self) -> np.ndarray:
         p = np.zeros(PARAM_SIZE)
@@ -333,6 +375,8 @@ class HybridKey(Model):
         p[P_H] = self.substep_s
         p[P_DELTA0] = self.rest_penetration_m
         p[P_VCAP] = CAPTURE_SPEED_MPS
+        if self.coupling_k_Npm is not None:
+            p[P_KC], p[P_BC], p[P_HK] = self.coupling_k_Npm, self.coupling_b_Nspm, self.key_substep_s
         return p
 
     def initial_state(self) -> np.ndarray:
@@ -352,13 +396,15 @@ class HybridKey(Model):
                 "contact": dict(self.contact), "let_off_m": self.let_off_m,
                 "check_drop_m": self.check_drop_m, "repetition_m": self.repetition_m,
                 "string_height_m": self.string_height_m, "string_restitution": self.string_restitution,
-                "keybed_m": self.keybed_m, "keybed_k_Npm": self.keybed_k_Npm, "keybed_b_Nspm": self.keybed_b_Nspm}
+                "keybed_m": self.keybed_m, "keybed_k_Npm": self.keybed_k_Npm, "keybed_b_Nspm": self.keybed_b_Nspm,
+                **({} if self.coupling_k_Npm is None else
+                   {"coupling_k_Npm": self.coupling_k_Npm, "coupling_b_Nspm": self.coupling_b_Nspm})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "HybridKey":
         """Build from ``to_dict()`` output. Optional fields (defaults as in ``__init__``): gravity_mps2,
         let_off_m, check_drop_m, repetition_m, string_height_m, string_restitution, keybed_m, keybed_k_Npm,
-        keybed_b_Nspm."""
+        keybed_b_Nspm, coupling_k_Npm, coupling_b_Nspm."""
         check_keys("hybrid-key", data, _REQUIRED, _OPTIONAL)
         return cls(**data)
 

@@ -8,17 +8,18 @@ import math
 import numpy as np
 from numba import njit
 
+from hapticam.models.hybrid_key_coupling import begin_tick, end_tick, gather_substep, key_equilibrium, key_substep
 from hapticam.models.hybrid_key_events import (clamp, crossing_time, landing_time, liftoff_time, rk4_contact,
                                                string_time)
 from hapticam.models.hybrid_key_layout import (A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S, EV_LANDING, EV_LETOFF,
                                                EV_LIFTOFF, EV_STRING, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT,
                                                FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                                F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS, MAX_LOGGED_EVENTS,
-                                               MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BKB, P_DC, P_DELTA0,
-                                               P_E, P_ES, P_FP, P_G, P_H, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_R,
+                                               MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BKB, P_DC, P_DELTA0,
+                                               P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_R,
                                                P_VCAP, P_XKB, P_XL, P_XR, P_YS, S_ESCAPED, S_EV0, S_EV_COUNT,
                                                S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION, S_RECOVERIES,
-                                               S_STRING_SPEED, S_TPREV, S_T_LAND, S_T_LETOFF, S_T_LIFT,
+                                               S_STRING_SPEED, S_TPREV, S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_T_LIFT,
                                                S_T_STRING, S_UPREV, S_W, S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS,
                                                X_LIMIT_M, Y_LIMIT_M)
 
@@ -312,11 +313,61 @@ def hybrid_key_force(p, s, x, v, a, dt):
     """Force (N) the user applies to the key at position ``x`` (m, +x pressing), velocity ``v`` (m/s)
     and acceleration ``a`` (m/s^2); advances the hammer by ``dt`` (s) with the key moving from the
     previous tick's position along the interpolant of the module docstring. Writes the next state into
-    ``s`` (layout in the module docstring).
+    ``s`` (layout in the module docstring). With a handle-key coupling (``p[P_KC] > 0``) ``x`` is the
+    handle, which pulls the simulated key through the coupling (:mod:`hybrid_key_coupling`); ``a`` is
+    then unused (the key's inertia is simulated).
 
     ``dt <= 0`` evaluates the force without advancing; a positive ``dt`` is integrated within
     [``DT_MIN_S``, ``DT_MAX_S``]. Non-finite inputs return NaN and leave ``s`` unchanged; finite inputs
     never give NaN (they are clamped to ``X_LIMIT_M``, ``V_LIMIT_MPS``, ``A_LIMIT_MPS2``)."""
+    if p[P_KC] > 0.0:
+        return _coupled_force(p, s, x, v, dt)
+    return _direct_force(p, s, x, v, a, dt)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _coupled_force(p, s, x, v, dt):
+    """The handle at ``x`` (m) pulls the simulated key through the coupling over ``n`` key sub-steps of
+    one tick (the handle linear in time between samples); the hammer is advanced by the kinematic
+    kernel along the key's sub-steps. Returns the tick-mean coupling force (N)."""
+    if not (math.isfinite(x) and math.isfinite(v) and math.isfinite(dt)):
+        return np.nan
+    x = clamp(x, -X_LIMIT_M, X_LIMIT_M)
+    v = clamp(v, -V_LIMIT_MPS, V_LIMIT_MPS)
+    if s[S_INIT] == 0.0:
+        # the key at rest under the handle, the hammer on it: k_c (x - x_k) = k_r x_k + F_p + r m_h g
+        s[S_XK] = key_equilibrium(p, x, p[P_R] * p[P_MH] * p[P_G])
+        s[S_VK] = 0.0
+        s[S_XH] = x
+        _direct_force(p, s, s[S_XK], 0.0, 0.0, 0.0)
+        s[S_RK] = s[S_REACTION]
+    if not dt > 0.0:
+        return p[P_KC] * (x - s[S_XK]) + p[P_BC] * (v - s[S_VK])
+    T = clamp(dt, DT_MIN_S, DT_MAX_S)
+    n = max(1, min(int(math.ceil(T / p[P_HK] - 1e-9)), MAX_KEY_SUBSTEPS))
+    h = T / n
+    x0 = s[S_XH]
+    v_h = (x - x0) / T  # the handle's mean velocity over the tick
+    begin_tick(s)
+    total = 0.0
+    for j in range(1, n + 1):
+        total += key_substep(p, s, x0 + (x - x0) * (j / n), v_h, h)
+        _direct_force(p, s, s[S_XK], s[S_VK], 0.0, h)
+        s[S_RK] = s[S_REACTION]
+        gather_substep(s, (j - 1) * h)
+    end_tick(s)
+    s[S_XH] = x
+    if not (math.isfinite(total) and abs(s[S_XK]) <= X_LIMIT_M and abs(s[S_VK]) <= W_LIMIT_MPS):
+        s[S_RECOVERIES] += 1.0  # a runaway key: back to rest under the handle (counted)
+        s[S_XK] = key_equilibrium(p, x, p[P_R] * p[P_MH] * p[P_G])
+        s[S_VK] = 0.0
+        return p[P_KC] * (x - s[S_XK])
+    return total / n
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _direct_force(p, s, x, v, a, dt):
+    """:func:`hybrid_key_force` with the key driven directly by ``x`` (no coupling)."""
     if not (math.isfinite(x) and math.isfinite(v) and math.isfinite(a) and math.isfinite(dt)):
         return np.nan
     x = clamp(x, -X_LIMIT_M, X_LIMIT_M)

@@ -10,7 +10,8 @@ P_MK, P_KR, P_FP, P_MH, P_R, P_G = 0, 1, 2, 3, 4, 5
 P_LAW, P_K, P_B, P_N, P_E = 6, 7, 8, 9, 10
 P_XL, P_YS, P_ES, P_XKB, P_KKB, P_BKB = 11, 12, 13, 14, 15, 16
 P_H, P_DELTA0, P_VCAP, P_DC, P_XR = 17, 18, 19, 20, 21
-PARAM_SIZE = 22
+P_KC, P_BC, P_HK = 22, 23, 24          # handle-key coupling k_c (N/m; 0: key driven directly), b_c, key sub-step (s)
+PARAM_SIZE = 25
 
 # -- state block layout -------------------------------------------------------------------------------
 S_Y, S_W, S_XPREV, S_UPREV, S_MODE, S_FLAGS, S_ESCAPED, S_INIT = 0, 1, 2, 3, 4, 5, 6, 7
@@ -18,7 +19,11 @@ S_T_LAND, S_T_LIFT, S_T_STRING, S_T_LETOFF = 8, 9, 10, 11
 S_LAND_SPEED, S_STRING_SPEED, S_REACTION, S_RECOVERIES = 12, 13, 14, 15
 S_TPREV, S_EV_COUNT, S_EV0 = 16, 17, 18
 MAX_LOGGED_EVENTS = 4
-STATE_SIZE = S_EV0 + 3 * MAX_LOGGED_EVENTS
+# coupled key (``coupling_k_Npm`` set): simulated key position and velocity, handle position at the
+# previous tick, hammer reaction of the last key sub-step, and the tick's events gathered over sub-steps
+S_XK, S_VK, S_XH, S_RK, S_FLAGS_ACC, S_CEV_COUNT = (S_EV0 + 3 * MAX_LOGGED_EVENTS + i for i in range(6))
+S_CEV0 = S_CEV_COUNT + 1
+STATE_SIZE = S_CEV0 + 3 * MAX_LOGGED_EVENTS
 
 LAW_HUNT_CROSSLEY, LAW_RIGID = 0, 1
 MODE_FLIGHT, MODE_CONTACT = 0, 1
@@ -48,5 +53,8 @@ DT_MIN_S, DT_MAX_S = 1e-7, 1.0
 #: Hammer state bounds; beyond them (or on a non-finite value) the hammer is reset to rest.
 Y_LIMIT_M, W_LIMIT_MPS, F_LIMIT_N = 1e4, 1e4, 1e9
 MAX_EXTRA_ITERATIONS = 64
+#: Longest sub-step of the coupled key (s), and most key sub-steps per tick.
+MAX_KEY_SUBSTEP_S = 2e-5
+MAX_KEY_SUBSTEPS = 512
 #: Documented tick-rate tolerance (s) of event times between dt = 1 ms and 0.1 ms (see the module docstring).
 TICK_RATE_TOLERANCE_S = 2e-4

@@ -17,7 +17,8 @@ from scipy.integrate import solve_ivp
 
 from hapticam.errors import ModelValidationError
 from hapticam.models import hybrid_key as hk
-from hapticam.models.hybrid_key import (EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING, FLAG_CONTACT, FLAG_ESCAPED,
+from hapticam.models.hybrid_key import (EVENT_NAMES, EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING, FLAG_CONTACT,
+                                        FLAG_ESCAPED,
                                         FLAG_FLIGHT, FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                         HybridKey, hybrid_key_flags, hybrid_key_force)
 
@@ -550,7 +551,7 @@ def test_random_strokes_with_sensor_noise_need_no_recovery(law):
 
     model, _ = load_model("example:piano-key")
     if law is not None:
-        model = HybridKey(**{**model.to_dict(), "contact": law})
+        model = HybridKey(**{**model.to_dict(), "contact": law, "coupling_k_Npm": None})
     rng = np.random.default_rng(7)
     dt = 1e-3
     let_offs = 0
@@ -588,3 +589,63 @@ def test_no_nan_for_random_finite_inputs(rigid, n, logk, logb, e, r, mh, inputs)
     # then a physical stroke from wherever the state ended
     for xi in np.linspace(0.0, 0.0101, 20):
         assert math.isfinite(hybrid_key_force(p, s, xi, 0.1, 0.0, 1e-3))
+
+
+# -- the coupled key on the servo loop (models/hybrid_key_coupling.py) ------------------------------------
+def test_coupled_key_rests_in_equilibrium_and_follows_a_slow_handle_statically():
+    """Held still, the coupled key stays at k_c (x - x_k) = k_r x_k + F_p + r m_h g and the force is the
+    key's downweight; pressed slowly below let-off, the force is k_r x_k + F_p + r m_h g (x_k = x - F / k_c)."""
+    key = HybridKey(**{**BASE, "coupling_k_Npm": 1000.0, "coupling_b_Nspm": 1.5})
+    rest = key.preload_N + key.lever_ratio * key.hammer_mass_kg * G
+    kc, kr = key.coupling_k_Npm, key.return_spring_Npm
+    held = key.simulate(np.zeros(500), 1e-3)                    # x_k = -rest / (k_c + k_r) above the handle
+    np.testing.assert_allclose(held.force_N, kc * rest / (kc + kr), rtol=1e-6)
+    t = np.arange(0.0, 4.0, 1e-3)
+    x = 0.004 * 0.5 * (1.0 - np.cos(np.pi * t / 4.0))            # 4 mm in 4 s: quasi-static
+    f = key.simulate(x, 1e-3).force_N
+    xk = (kc * x - rest) / (kc + kr)
+    static = kr * xk + rest
+    assert np.max(np.abs(f - static)) < 2e-3 * rest
+
+
+def test_coupling_needs_a_key_mass_and_round_trips():
+    with pytest.raises(ModelValidationError, match="^key_mass_kg:"):
+        HybridKey(**{**BASE, "key_mass_kg": 0.0, "coupling_k_Npm": 1000.0})
+    with pytest.raises(ModelValidationError, match="^coupling_k_Npm:"):
+        HybridKey(**{**BASE, "coupling_k_Npm": 0.0})
+    with pytest.raises(ModelValidationError, match="^coupling_k_Npm: .*hunt-crossley"):
+        HybridKey(**{**BASE, "coupling_k_Npm": 1000.0, "contact": {"law": "rigid", "restitution": 0.5}})
+    coupled = HybridKey(**{**BASE, "coupling_k_Npm": 1000.0, "coupling_b_Nspm": 1.5})
+    assert HybridKey.from_dict(coupled.to_dict()) == coupled and "coupling_k_Npm" not in HybridKey(**BASE).to_dict()
+    assert hk.coupling_for_device(2.0, 1000.0, 0.28) == (1000.0, 1.5)    # b > k_c T / 2 + b_c with equality
+
+
+def test_rendered_key_follows_the_10_khz_offline_simulation():
+    """The example key rendered at 1 kHz on the simulated device (50 g handle) against the same model
+    simulated offline at 10 kHz along the handle's true path: the same events (let-off, lift-offs,
+    landings, string) in the same order within 0.2 ms (``TICK_RATE_TOLERANCE_S``), and the same force
+    (tick means) within 1 % of its range; without the coupling the hammer chattered on the jack."""
+    from scipy.interpolate import CubicSpline
+
+    from hapticam.devices.users import GRID_DT_S, position_user, press
+    from hapticam.models.files import load_model_only
+    from hapticam.render.loop import run_simulated
+
+    key = load_model_only("example:piano-key")
+    assert key.coupling_k_Npm is not None
+    base = press(0.0097, 0.3, hold_s=0.03)    # a forte stroke: the hammer hits the string, lands, bounces
+    user = position_user(base.t0_s + GRID_DT_S * np.arange(base.value.size), base.value,
+                         stiffness_N_per_m=2e5, damping_N_s_per_m=200.0)
+    r = run_simulated(key, user=user, rate_hz=1000.0, duration_s=0.5)
+    rendered = key.simulate(r.x_m, 1e-3)                    # what the loop evaluated, events located
+    np.testing.assert_array_equal(rendered.force_N, r.force_cmd_N)
+    fine_t = r.t_s[0] + np.arange(10 * (r.t_s.size - 1) + 1) * 1e-4
+    offline = key.simulate(CubicSpline(r.t_s, r.x_true_m)(fine_t), 1e-4)
+    names = [EVENT_NAMES[c] for c in rendered.event_code]
+    assert names == [EVENT_NAMES[c] for c in offline.event_code]
+    assert {"let-off", "string", "landing", "lift-off"} <= set(names)
+    assert np.max(np.abs(rendered.event_time_s - offline.event_time_s)) <= hk.TICK_RATE_TOLERANCE_S
+    assert np.sum(rendered.event_code == EV_LIFTOFF) < 40     # no chatter (hundreds per second before)
+    tick_mean = offline.force_N[1:].reshape(-1, 10).mean(axis=1)
+    err = tick_mean - r.force_cmd_N[1:]
+    assert np.sqrt(np.mean(err ** 2)) < 0.01 * np.ptp(r.force_cmd_N)
