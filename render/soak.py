@@ -267,6 +267,11 @@ def _cmd_soak(args: Any) -> int:
     if not (0 < args.minutes <= 24 * 60) or not (1 <= args.clients <= 64):
         raise UsageError("--minutes must be in (0, 1440] and --clients in [1, 64]")
     check_output_file("--json-file", args.json_file)
+    if args.out is not None:
+        try:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--out {args.out}: cannot create the folder ({exc.strerror or exc})") from None
     results = run_soak(args.minutes, clients=args.clients, out_dir=args.out,
                        progress=lambda m: print(m, file=sys.stderr, flush=True))
     report_json(results, args.json, args.json_file, format_soak)
