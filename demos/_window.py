@@ -39,6 +39,7 @@ FPS = 60
 #: Speed of the quasi-static sweep that draws a model's own F-x curves (m/s): above the impedance
 #: models' direction dead band (1 mm/s), slow enough that ``b v`` stays below a millinewton.
 STATIC_SWEEP_MPS = 0.01
+STATIC_SUBSTEPS = 16          # model steps per curve point of static_curves
 #: Travel shown for a model whose structure names no bottom (m).
 DEFAULT_TRAVEL_M = 0.005
 
@@ -141,11 +142,20 @@ def static_curves(model: Model, x_lo_m: float, x_hi_m: float, n: int = 400
     compiled = model.compile()
     params, state = compiled.params, compiled.reset_state()
     x = np.linspace(x_lo_m, x_hi_m, n)
-    dt = float(x[1] - x[0]) / STATIC_SWEEP_MPS
-    for _ in range(20):                      # settle at the start (a hammer comes to rest on its jack)
+    dt = float(x[1] - x[0]) / STATIC_SWEEP_MPS / STATIC_SUBSTEPS
+    for _ in range(20 * STATIC_SUBSTEPS):    # settle at the start (a hammer comes to rest on its jack)
         model_force(params, state, float(x[0]), 0.0, 0.0, dt)
-    press = np.array([model_force(params, state, float(xi), STATIC_SWEEP_MPS, 0.0, dt) for xi in x])
-    release = np.array([model_force(params, state, float(xi), -STATIC_SWEEP_MPS, 0.0, dt) for xi in x[::-1]])
+
+    def sweep(points: np.ndarray, v: float) -> np.ndarray:
+        out = np.empty(points.size)
+        for i, xi in enumerate(points):      # the mean over each step's substeps: a bouncing part's ringing averages out
+            x0 = points[i - 1] if i else xi
+            out[i] = np.mean([model_force(params, state, float(x0 + (xi - x0) * (j + 1) / STATIC_SUBSTEPS), v, 0.0, dt)
+                              for j in range(STATIC_SUBSTEPS)])
+        return out
+
+    press = sweep(x, STATIC_SWEEP_MPS)
+    release = sweep(x[::-1], -STATIC_SWEEP_MPS)
     return x, press, release[::-1]
 
 

@@ -93,7 +93,7 @@ class KeyLayout:
         px_per_m = travel_px / (hi - lo)
         return cls(y_rest=base.panel[1] + 20 - lo * px_per_m, px_per_m=px_per_m,
                    bar_px_per_N=base.bar_max_px / f_full_N, x_range_m=(lo, hi),
-                   f_range_N=(-0.1 * f_full_N, f_full_N))
+                   f_range_N=(-0.1 * f_full_N, 1.12 * f_full_N))   # headroom: the top label clears the status line
 
     def cap_top(self, x_m: float) -> float:
         """Row of the key cap's top edge for handle position ``x_m``."""
@@ -225,26 +225,32 @@ class KeyWindow:
         pl, pt, pw, ph = lay.plot
         pg.draw.line(bg, GRID, (pl, round(float(py0))), (pl + pw, round(float(py0))))
         pg.draw.line(bg, GRID, (round(float(px0)), pt), (round(float(px0)), pt + ph))
-        for mm in range(0, int(x1 * 1e3) + 1):
-            px, _ = lay.plot_xy(mm * 1e-3, 0.0)
-            text(bg, font, f"{mm} mm", (round(float(px)) - 10, pt + ph + 4), DIM)
-        step = nice_ceil(f1 / 5)
-        for k in range(1, int(f1 / step + 1e-9) + 1):
-            _, py = lay.plot_xy(0.0, k * step)
-            pg.draw.line(bg, GRID, (pl, round(float(py))), (pl + 6, round(float(py))))
-            text(bg, font, f"{k * step:g} N", (pl + 8, round(float(py)) - 6), DIM)
-        # the model's own curves
+        # the model's own curves, then the tick labels over them
         bg.set_clip(lay.plot)
         for f, colour in ((self.curve_release, RELEASE), (self.curve_press, PRESS)):
             f_clip = np.clip(f, f0 - (f1 - f0), f1 + (f1 - f0))
             px, py = lay.plot_xy(self.curve_x, f_clip)
             pg.draw.lines(bg, colour, False, np.column_stack([px, py]).tolist(), 2)
         bg.set_clip(None)
+        mm_step = max(1, int(nice_ceil(x1 * 1e3 / 8)))                  # at most about eight labels
+        for mm in range(0, int(x1 * 1e3) + 1, mm_step):
+            px, _ = lay.plot_xy(mm * 1e-3, 0.0)
+            label = font.render(f"{mm} mm", True, DIM)
+            if round(float(px)) - 10 + label.get_width() <= pl + pw:     # no label past the plot's edge
+                bg.blit(label, (round(float(px)) - 10, pt + ph + 4))
+        step = nice_ceil(lay.f_range_N[1] / 1.12 / 5)
+        for k in range(1, int(f1 / step + 1e-9) + 1):
+            _, py = lay.plot_xy(0.0, k * step)
+            pg.draw.line(bg, GRID, (pl, round(float(py))), (pl + 6, round(float(py))))
+            label = font.render(f"{k * step:g} N", True, DIM)
+            bg.fill(PANEL, (pl + 7, round(float(py)) - 7, label.get_width() + 2, label.get_height()))
+            bg.blit(label, (pl + 8, round(float(py)) - 6))
         text(bg, font, "model press", (pl + pw - 270, pt - 16), PRESS)
         text(bg, font, "model release", (pl + pw - 180, pt - 16), RELEASE)
         text(bg, font, "rendered", (pl + pw - 70, pt - 16), TRACE)
         text(bg, font, "force bar", (lay.panel[0], lay.bar_y - 16), DIM)
-        text(bg, font, f"{f1:g} N", (lay.bar_x0 + lay.bar_max_px - 20, lay.bar_y + lay.bar_h + 2), DIM)
+        text(bg, font, f"{1.0 / lay.bar_px_per_N * lay.bar_max_px:g} N", (lay.bar_x0 + lay.bar_max_px - 20,
+                                                                      lay.bar_y + lay.bar_h + 2), DIM)
         text(bg, font, "0", (lay.bar_x0 - 3, lay.bar_y + lay.bar_h + 2), DIM)
         return bg
 
