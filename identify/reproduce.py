@@ -17,7 +17,7 @@ from typing import Callable
 from hapticam.errors import UsageError
 
 #: the subpackages whose ``reproduce`` module declares experiments
-SOURCES = ("hapticam.identify.contact.reproduce",)
+SOURCES = ("hapticam.identify.contact.reproduce", "hapticam.identify.friction.reproduce")
 
 
 @dataclass

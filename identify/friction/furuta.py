@@ -259,6 +259,21 @@ def simulate(x0: np.ndarray, fr: np.ndarray, duration_s: float = paper.SIM_DURAT
     return np.arange(n + 1) * dt_s, out
 
 
+def noisy_record(duration_s: float = paper.SIM_DURATION_S, seed: int = paper.RECORD_SEED,
+                 fr: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The simulation experiment of sec. IV-A: from :data:`.paper.SIM_X0` with the friction ``fr`` (default
+    Table III's truth) by RK4 at 1 kHz, plus the measurement noise of :mod:`.paper` (angles and rates).
+
+    Returns ``(t_s, X, X_meas)``: times (s), true and measured states ``[theta0, theta1, theta0', theta1']``.
+    """
+    t, X = simulate(paper.SIM_X0, paper.combinations(paper.TRUTH) if fr is None else fr, duration_s=duration_s)
+    rng = np.random.default_rng(seed)
+    Xm = X.copy()
+    Xm[:, :2] += rng.normal(0.0, paper.NOISE_ANGLE_RAD, (t.size, 2))  # sec. IV-A, v ~ N(0, 0.1) (deg)
+    Xm[:, 2:] += rng.normal(0.0, paper.NOISE_RATE_RADPS, (t.size, 2))  # (deg/s)
+    return t, X, Xm
+
+
 def mass_matrix(q1: np.ndarray, variant: str = "lagrangian") -> np.ndarray:
     """H(q) (kg m^2), shape ``(..., 2, 2)``, at pendulum angles ``q1`` (rad) (eq. 7, + m2 L1^2)."""
     c = coefficients(variant)

@@ -53,7 +53,7 @@ from scipy.optimize import minimize
 from hapticam.errors import IdentificationError
 from hapticam.identify.friction import paper
 from hapticam.identify.friction.furuta import coefficients, simulate_kernel
-from hapticam.identify.friction.shooting import NC, shooting_kernel
+from hapticam.identify.friction.shooting import NC, shooting_kernel, window_regressors
 
 SEGMENT_S = 0.5  # multiple-shooting segment length (s)
 PILOT_STRIDE = 4  # with pilot=True, a fit on every 4th segment gives the full fit its start
@@ -122,8 +122,9 @@ def _levenberg_marquardt(prob: "_Problem", v: np.ndarray, max_iter: int = 40,
     """Levenberg-Marquardt over all parameters with the segments' initial states eliminated by the Schur
     complement at every step (as in bundle adjustment: Triggs et al. 2000), Marquardt's diagonal scaling and
     Nielsen's damping update. One simulation per iteration. Stops when an accepted step lowers the cost by
-    less than ``chi2_tol`` (noise units); Gauss-Newton converging about quadratically there, the gain left
-    is then far below 1, i.e. the parameters are within a small fraction of a standard error. Returns
+    less than ``chi2_tol`` (noise units), or, without simulating again, when the undamped model predicts less
+    than that for the next step; Gauss-Newton converging about quadratically there, the gain left is then
+    far below 1, i.e. the parameters are within a small fraction of a standard error. Returns
     ``(v, iterations)``."""
     prob.evaluate(v)
     if prob.failed:
@@ -141,11 +142,14 @@ def _levenberg_marquardt(prob: "_Problem", v: np.ndarray, max_iter: int = 40,
         dxi = -np.einsum("sab,sb->sa", Ui, ga + W @ dth)
         step = np.concatenate([dth, dxi.ravel()])
         g = np.concatenate([gb, ga.ravel()])
-        predicted = -(step @ g) + 0.5 * mu * (np.concatenate([np.diag(V), da.ravel() / mu]) * step) @ step
+        # |r|^2 - |r + J step|^2 for (J^T J + mu D) step = -g:  -g.step + mu step^T D step  (Nielsen 1999)
+        predicted = -(step @ g) + mu * (np.concatenate([np.diag(V), da.ravel() / mu]) * step) @ step
         trial = v + step
         if not (np.all(np.isfinite(step)) and np.max(np.abs(dth)) < MAX_LOG_STEP):
             mu, nu = mu * nu, nu * 2.0  # a step beyond any plausible change of the parameters: damp more
             continue
+        if predicted < chi2_tol and mu <= 1e-3:
+            break  # the (nearly undamped) Gauss-Newton model promises less than chi2_tol: converged here
         prob.evaluate(trial)
         new = _normal_blocks(prob.G) if not prob.failed else None
         gain = (cost - new[5]) / max(predicted, 1e-300) if new is not None else -1.0  # actual / predicted
@@ -220,9 +224,9 @@ def equation_error_guess(t_s: np.ndarray, q: np.ndarray, w: np.ndarray, window_s
     for j in range(2):
         y = -np.diff(p[idx, j]) + window(rhs[:, j])
         best = (np.inf, None, None)
+        wj, A = np.ascontiguousarray(w[:, j], dtype=np.float64), np.empty((idx.size - 1, 3))
         for vt in grid:
-            u = w[:, j] / vt
-            A = np.column_stack([window(np.tanh(4 * u)), window(u / (0.25 * u * u + 0.75) ** 2), window(w[:, j])])
+            window_regressors(wj, float(t[1] - t[0]), idx, float(vt), A)  # tanh(4u), u/(u^2/4+3/4)^2, w
             sol, rn = nnls(A, y)  # c1, c2, c4 >= 0  (eq. 5)
             if rn < best[0]:
                 best = (rn, vt, sol)
@@ -267,7 +271,7 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
     weights = np.array([1 / sigma_q, 1 / sigma_q, 1 / sigma_w, 1 / sigma_w][:meas.shape[1]])
     scale = np.maximum(np.abs(guess), 1e-12)
     xscale = np.array([sigma_q, sigma_q, sigma_w, sigma_w])  # initial-state unknowns in noise units
-    theta, iterations = np.zeros(8), 0
+    theta, iterations, nfev = np.zeros(8), 0, 0
     for stride in ((PILOT_STRIDE, 1) if pilot else (1,)):  # a pilot fit on every PILOT_STRIDE-th segment
         sub = np.arange(0, starts.size - 1, stride)
         keep = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in sub])
@@ -275,7 +279,7 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
         prob = _Problem(np.ascontiguousarray(meas[keep]), weights, np.ascontiguousarray(x0s[sub]), st, h, scale,
                         xscale, squared)
         v, its = _levenberg_marquardt(prob, np.concatenate([theta, np.zeros(4 * sub.size)]))
-        theta, iterations = v[:8], iterations + its
+        theta, iterations, nfev = v[:8], iterations + its, nfev + prob.evaluations
     U, W, _, V, _, rss = _normal_blocks(prob.G)
     info = V - np.einsum("sab,sac,scd->bd", W, np.linalg.inv(U), W)  # theta's information, initial states eliminated
     dof = max(meas.size - 8 - 4 * prob.nseg, 1)
@@ -284,7 +288,6 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
     cov = s2 * np.linalg.pinv(info)  # of theta = log(c / scale)
     se = combos * np.sqrt(np.maximum(np.diag(cov), 0.0))  # dc = c dtheta
     x0 = prob.x0s(v)[0]
-    nfev = iterations
     r_cost = 0.5 * rss
     return GreyBoxFit(combos=combos, std_errors=se, params10=paper.parameters_from_combinations(combos),
                       x0=x0, cost=r_cost, sigma2=s2,

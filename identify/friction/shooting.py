@@ -11,6 +11,8 @@ over every sample (35,000 steps x 12 sensitivity columns for the seed 003 record
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -118,3 +120,34 @@ def shooting_kernel(c, fr, squared, x0s, starts, h, meas, weights, xscale, res, 
         if status != 0:
             return status
     return 0
+
+
+@njit(cache=True, nogil=True)
+def window_regressors(w, h, idx, vt, out):
+    """Trapezoid integrals over the windows ``[idx[i], idx[i+1]]`` (samples ``h`` s apart) of the three
+    friction regressors of eq. 5 at the rates ``w`` (rad/s) for transition rate ``vt``: ``tanh(4 u)``,
+    ``u / (u^2/4 + 3/4)^2`` (squared, Brown & McPhee 2016) and ``w``, ``u = w / vt``. Writes ``out``
+    (len(idx) - 1, 3)."""
+    prev0 = 0.0
+    prev1 = 0.0
+    prev2 = 0.0
+    for i in range(idx.size - 1):
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        for n in range(idx[i], idx[i + 1] + 1):
+            u = w[n] / vt
+            d = 0.25 * u * u + 0.75
+            f0 = math.tanh(4.0 * u)  # eq. 5
+            f1 = u / (d * d)
+            f2 = w[n]
+            if n > idx[i]:
+                a0 += 0.5 * h * (prev0 + f0)  # trapezoid rule
+                a1 += 0.5 * h * (prev1 + f1)
+                a2 += 0.5 * h * (prev2 + f2)
+            prev0 = f0
+            prev1 = f1
+            prev2 = f2
+        out[i, 0] = a0
+        out[i, 1] = a1
+        out[i, 2] = a2
