@@ -100,6 +100,9 @@ def run_bench(n: int = 360_000, repeat: int = 3, lam: float = 0.999, padasip: bo
             results["padasip_s"] = t_pa
             results["padasip_over_core"] = t_pa / t_core
             results["theta_padasip"] = th_pa.tolist()
+    from hapticam.identify.friction.bench import bench_friction
+
+    results["friction"] = bench_friction(quick=n < 100_000, repeat=repeat)  # seed 003: UAS, grey-box, naive
     return results
 
 
@@ -143,6 +146,10 @@ def format_table(r: dict[str, Any]) -> str:
         from hapticam.identify.contact.bench import format_rows
 
         lines += ["", "recursive contact estimators (seed 004) against their peers, same data", format_rows(r["contact"])]
+    if r.get("friction"):
+        from hapticam.identify.friction.bench import format_rows as friction_rows
+
+        lines += ["", friction_rows(r["friction"])]
     pipe = r.get("pipeline") or []
     if pipe:
         lines += ["", f"{'whole pipeline per capture':<34}{'samples':>8}{'passive s':>11}{'free s':>9}"

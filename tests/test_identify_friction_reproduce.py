@@ -62,3 +62,19 @@ def test_table3_estimates_need_a_negative_gamma() -> None:
     S = -math.log(decay[0]) / 51.0
     np.testing.assert_allclose(uas.eq23_closed_form(paper.TABLE3_GUESS, np.array([S]), settings)[0, [2, 3]], est,
                                rtol=1e-9)
+
+
+def test_bench_identify_times_uas_and_grey_box_beside_the_naive_baseline(tmp_path, capsys) -> None:
+    """The seed 003 rows of ``hapticam bench identify`` (quick: --samples below 100,000)."""
+    assert main(["bench", "identify", "--samples", "2000", "--repeat", "1", "--captures", str(tmp_path),
+                 "--json"]) == 0
+    fr = json.loads(capsys.readouterr().out)["friction"]
+    assert fr["paper_uas_s"] == 3.43 and fr["required_speedup"] == 10.0 and fr["duration_s"] == 8.0
+    names = [r["name"] for r in fr["rows"]]
+    assert names[0].startswith("UAS observer") and names[1].startswith("grey-box") and "naive" in names[2]
+    for r in fr["rows"]:
+        assert r["time_s"] > 0 and r["speedup_vs_paper_uas"] == pytest.approx(3.43 / r["time_s"])
+        assert r["naive_over_this"] == pytest.approx(fr["rows"][2]["time_s"] / r["time_s"])
+    assert fr["rows"][1]["fit_arm_pct"] > 98.0 and fr["rows"][1]["fit_pendulum_pct"] > 98.0
+    assert main(["bench", "identify", "--samples", "2000", "--repeat", "1", "--captures", str(tmp_path)]) == 0
+    assert "seed 003 friction" in capsys.readouterr().out
