@@ -18,6 +18,7 @@ ADAPTERS: dict[str, tuple[str, str]] = {
     "sim": ("hapticam.devices.sim:SimulatedDevice", ""),
     "serial": ("hapticam.devices.serial_device:SerialDevice", "serial"),
     "zmq": ("hapticam.devices.remote:RemoteDevice", ""),
+    "phantom": ("hapticam.devices.phantom:PhantomDevice", "phantom"),
 }
 
 

@@ -42,6 +42,7 @@ from hapticam.render.layout import (C_ALPHA_MAX, C_DF_MAX, C_DT, C_F_MAX, C_MAX_
                                     SRV_SIZE, SWAP_MODEL, SWAP_PARAMS)
 from hapticam.render.result import RenderResult, TickReader, TickSnapshot
 from hapticam.render.safety import SafetyConfig, log_event
+from hapticam.render.scheduled import run_scheduled
 from hapticam.render.servo import ServoKernels, servo_for, velocity_beta
 from hapticam.render.stats import LoopStats, SafetyEvent, loop_stats, read_events
 
@@ -325,15 +326,23 @@ class ServoLoop:
             time.sleep(1e-3)  # compiling on first use; the first deadline is set after
 
     def _thread_main(self) -> None:
-        if self.config.realtime:
+        # An externally clocked device (a haptic arm's vendor scheduler) calls the compiled tick itself;
+        # this thread then only registers and watches it (hapticam.render.scheduled).
+        external = bool(getattr(self.device, "external_clock", False))
+        if external:
+            self.scheduling = "the device's own scheduler"
+        elif self.config.realtime:
             self.scheduling = request_realtime(self.config.priority)   # reported in stats(); see REALTIME_HINT
         else:
             self.scheduling = "SCHED_OTHER: not requested"
         self._started.set()
         dstate = self.device.servo_binding().state
         try:
-            self.kernels.run_timed(self.io, self.cfg, self.ctl, self.srv, self.pbuf, self.sbuf, self.ring,
-                                   self.events, self.hist, dstate, self._ts)
+            if external:
+                run_scheduled(self)
+            else:
+                self.kernels.run_timed(self.io, self.cfg, self.ctl, self.srv, self.pbuf, self.sbuf, self.ring,
+                                       self.events, self.hist, dstate, self._ts)
         except BaseException as exc:  # a compile error must not leave the caller waiting
             self._thread_error = exc
             self.ctl[K_STOP] = 1
