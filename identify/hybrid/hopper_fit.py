@@ -273,3 +273,21 @@ def from_paper_coordinates(sigma: float, y: float, yd: float, params: HopperPara
     if np.max(np.abs(sol.fun)) > 1e-8:
         raise IdentificationError(f"no section point reaches (y, y') = ({y}, {yd}) at phase {sigma} rad")
     return np.array([t, sol.x[0], sol.x[1]])
+
+
+#: seed 002 Figs. 2-3: the true initial condition z = (sigma, y, y') and parameters (m, k, b, a), and the guesses
+PAPER_TRUE_Z, PAPER_TRUE_PARAMS = (4.7, 1.6, 1.0), (1.0, 10.0, 5.0, 2.0)
+PAPER_GUESS_Z, PAPER_GUESS_PARAMS = (8.0, 1.5, 1.1), (0.97, 11.2, 5.3, 2.3)
+
+
+def paper_problem(fit_params: bool, base: HopperParams | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(truth, guess)`` unknown vectors of seed 002 Fig. 2 (``fit_params`` False) or Fig. 3 (True), each
+    initial condition converted from the paper's (sigma, y, y') by :func:`from_paper_coordinates`."""
+    base = base or HopperParams()
+    if not fit_params:
+        return (from_paper_coordinates(*PAPER_TRUE_Z, base), from_paper_coordinates(*PAPER_GUESS_Z, base))
+    out = []
+    for z, values in ((PAPER_TRUE_Z, PAPER_TRUE_PARAMS), (PAPER_GUESS_Z, PAPER_GUESS_PARAMS)):
+        q = base.with_values(**dict(zip(PARAMS, values)))
+        out.append(np.concatenate([from_paper_coordinates(*z, q), values]))
+    return out[0], out[1]
