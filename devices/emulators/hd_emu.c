@@ -86,6 +86,7 @@ typedef struct { HDerror errorCode; int internalErrorCode; HHD hHD; } HDErrorInf
 #define HD_CURRENT_BUTTONS 0x2000
 #define HD_CURRENT_POSITION 0x2050
 #define HD_CURRENT_VELOCITY 0x2051
+#define HD_CURRENT_TRANSFORM 0x2052
 #define HD_DEVICE_MODEL_TYPE 0x2501
 #define HD_DEVICE_DRIVER_VERSION 0x2502
 #define HD_DEVICE_VENDOR 0x2503
@@ -366,6 +367,11 @@ void hdGetDoublev(HDenum what, HDdouble *v) {
     switch (what) {
     case HD_CURRENT_POSITION: position_mm(XS, v); return;
     case HD_CURRENT_VELOCITY: for (int i = 0; i < 3; i++) v[i] = 1000.0 * VS * P_axis[i]; return;
+    case HD_CURRENT_TRANSFORM:                            /* 4x4 column-major, identity rotation */
+        memset(v, 0, 16 * sizeof(double));
+        v[0] = v[5] = v[10] = v[15] = 1.0;
+        position_mm(XS, v + 12);
+        return;
     case HD_CURRENT_FORCE: case HD_LAST_FORCE: memcpy(v, f_applied, 3 * sizeof(double)); return;
     case HD_NOMINAL_MAX_FORCE: v[0] = P_fmax; return;
     case HD_NOMINAL_MAX_CONTINUOUS_FORCE: v[0] = P_fcont; return;
@@ -382,7 +388,7 @@ void hdGetDoublev(HDenum what, HDdouble *v) {
 }
 
 void hdGetFloatv(HDenum what, HDfloat *v) {
-    double d[6] = {0};
+    double d[16] = {0};
     hdGetDoublev(what, d);
     for (int i = 0; i < 3; i++) v[i] = (float)d[i];
 }
