@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.capture_columns import (DELIMITER_NAMES, SI_NAMES, RECORDING_FLAGS, delimiter_of, map_columns,
-                                      time_if_absent)
+from hapticam.capture_columns import (DELIMITER_NAMES, SI_NAMES, RECORDING_FLAGS, axis_of, columns_axis, delimiter_of,
+                                      map_columns, time_if_absent, torque_if_absent)
 from hapticam.errors import CaptureError
 from hapticam.fileio import open_regular
 
@@ -197,6 +197,10 @@ class _CsvState:
         if RECORDING_FLAGS in self.header:
             cols["flags"] = np.nan_to_num(self.cols[self.header.index(RECORDING_FLAGS)][:self.rows])
         self.meta["units"] = {SI_NAMES[q]: self.header[i] for q, (i, _f, _u) in self.found.items()}
+        if columns_axis([self.header[i] for i, _f, _u in self.found.values()]) == "rotary":
+            self.meta["axis"] = "rotary"                    # theta_rad, torque_Nm: a knob's capture
+        axis_of(self.meta)
+        torque_if_absent(cols, self.notes, self.meta)
         if self.delim != ",":
             self.notes.append(f"columns separated by {DELIMITER_NAMES[self.delim]}")
         time_if_absent(cols, self.notes)

@@ -13,6 +13,12 @@ and are converted to SI::
     v_mps, v_mmps                            velocity (also vel_, velocity_)
     a_mps2, a_mmps2, a_g                     acceleration (also acc_, accel_, acceleration_)
 
+A rotary axis (a knob) has its own names, SI in rad and N m: ``theta_rad, theta_mrad, theta_deg`` (also
+``angle_``), ``torque_Nm, torque_mNm`` (also ``tau_``), ``omega_radps, omega_degps, omega_rpm``,
+``alpha_radps2``. Such a capture's metadata get ``axis: rotary`` (default ``linear``); a rotary capture may
+hold the angle alone (a spin-down: torque taken as zero, ``force_absent`` in the metadata). Linear and
+rotary columns never mix. Writers name the columns by the capture's axis.
+
 Columns with other names are ignored (their names are kept in ``notes``). ``.npz``: one 1-D array per
 column named as above, plus an optional ``metadata_json`` string. Both writers are atomic
 (:func:`hapticam.fileio.atomic_write`).
@@ -41,8 +47,9 @@ from typing import Any
 import numpy as np
 
 from hapticam.capture import Capture
-from hapticam.capture_columns import (RECORDING_FLAGS, SAFETY_FLAG_SHIFT, SI_NAMES, map_columns,  # noqa: F401
-                                      parse_column, time_if_absent)
+from hapticam.capture_columns import (RECORDING_FLAGS, ROTARY_SI_NAMES, SAFETY_FLAG_SHIFT, SI_NAMES,  # noqa: F401
+                                      axis_of, columns_axis, map_columns, parse_column, time_if_absent,
+                                      torque_if_absent)
 from hapticam.capture_csv import MAX_CAPTURE_BYTES, read_csv
 from hapticam.errors import CaptureError
 from hapticam.fileio import atomic_write, json_safe, read_limited
@@ -166,6 +173,10 @@ def _parse_npz(where: str, data: bytes) -> tuple[dict[str, np.ndarray], dict[str
     if len(set(sizes.values())) != 1:
         raise CaptureError(f"{where}: arrays differ in length ({', '.join(f'{k}: {v}' for k, v in sizes.items())})")
     meta["units"] = {SI_NAMES[q]: names[i] for q, (i, _f, _u) in found.items()}
+    if columns_axis([names[i] for i, _f, _u in found.values()]) == "rotary":
+        meta["axis"] = "rotary"                             # theta_rad, torque_Nm: a knob's capture
+    axis_of(meta)
+    torque_if_absent(cols, notes, meta)
     time_if_absent(cols, notes)
     return cols, meta, notes
 
@@ -179,12 +190,15 @@ def save_capture(path: str | os.PathLike[str], capture: Capture) -> None:
     """
     p = Path(path)
     suffix = p.suffix.lower()
-    cols = [("t_s", capture.t_s), ("x_m", capture.x_m), ("force_N", capture.f_N)]
+    si = ROTARY_SI_NAMES if axis_of(capture.metadata) == "rotary" else SI_NAMES   # theta_rad, torque_Nm
+    cols = [("t_s", capture.t_s), (si["x"], capture.x_m)]
+    if not capture.metadata.get("force_absent"):
+        cols.append((si["f"], capture.f_N))
     if capture.v_mps is not None:
-        cols.append(("v_mps", capture.v_mps))
+        cols.append((si["v"], capture.v_mps))
     if capture.a_mps2 is not None:
-        cols.append(("a_mps2", capture.a_mps2))
-    meta = {k: v for k, v in capture.metadata.items() if k != "units"}
+        cols.append((si["a"], capture.a_mps2))
+    meta = {k: v for k, v in capture.metadata.items() if k not in ("units", "force_absent")}
     if suffix == ".npz":
         payload = {name: arr for name, arr in cols}
         payload["metadata_json"] = np.array(json.dumps({**json_safe(meta), "notes": capture.notes}))

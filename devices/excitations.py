@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from hapticam.devices.knob import SPEED_PROFILES, SpeedProfile, make_speed_profile
 from hapticam.errors import UsageError
 
-EXCITATION_KINDS = ("sweep", "sine", "triangle", "multisine", "step")
+EXCITATION_KINDS = ("sweep", "sine", "triangle", "multisine", "step", "spin-down", "turns")
 #: Longest excitation accepted (s).
 MAX_DURATION_S = 3600.0
 
@@ -443,7 +444,7 @@ class StepHold:
                 "rise_s": self.rise_s, "duration_s": self.duration_s}
 
 
-Excitation = SweptSine | Sine | Triangle | Multisine | StepHold
+Excitation = SweptSine | Sine | Triangle | Multisine | StepHold | SpeedProfile
 
 
 def make_excitation(kind: str, lo_m: float, hi_m: float, duration_s: float | None = None, *,
@@ -488,4 +489,6 @@ def make_excitation(kind: str, lo_m: float, hi_m: float, duration_s: float | Non
         if hold <= 0.0:
             raise UsageError(f"duration {duration_s:g} s is too short for {n} steps of {rise:g} s")
         return StepHold(levels, hold_s=hold, rise_s=rise)
+    if kind in SPEED_PROFILES:  # rotary: a spin-down, constant-speed turns (devices/knob.py)
+        return make_speed_profile(kind, lo, hi, duration_s)
     raise UsageError(f"unknown excitation {kind!r}; choose one of {', '.join(EXCITATION_KINDS)}")

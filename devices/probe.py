@@ -262,7 +262,8 @@ def simulate(target: Target, excitation: Excitation, spec: ProbeSpec | None = No
     f_meas = out_f + spec.force_bias_N + spec.force_noise_N * rng.standard_normal(n)
     if spec.force_resolution_N > 0.0:
         f_meas = np.round(f_meas / spec.force_resolution_N) * spec.force_resolution_N
-    x_meas = out_x.copy()
+    encoder = getattr(target, "encoder_observable", None)   # an encoder on the target's shaft (a knob)
+    x_meas = (out_obs[:, target.observables.index(encoder)] if encoder else out_x).copy()
     if spec.encoder_resolution_m > 0.0:
         x_meas = np.round(x_meas / spec.encoder_resolution_m) * spec.encoder_resolution_m
     meta = {
@@ -273,7 +274,9 @@ def simulate(target: Target, excitation: Excitation, spec: ProbeSpec | None = No
                   "dt_s": spec.dt_s},
         "seed": int(seed),
         "sample_rate_hz": rate,
-        "units": {"t": "s", "x": "m", "force": "N"},
+        "axis": getattr(target, "axis", "linear"),
+        "units": {"t": "s", "x": "m", "force": "N"} if getattr(target, "axis", "linear") == "linear"
+        else {"t": "s", "x": "rad", "force": "N m"},
         "force_convention": "force the probe applies to the target along +x (pressing positive)",
         "saturated_steps": int(saturated),
         "compute_s": round(elapsed, 6),

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from hapticam.devices.keyswitch import KIND_KEYSWITCH, Keyswitch, keyswitch_step
+from hapticam.devices.knob import KIND_FRICTION_BODY, DetentKnob, FrictionKey, friction_body_step
 from hapticam.devices.nonlinear_device import KIND_TEST_DEVICE, NonlinearTestDevice, test_device_step
 from hapticam.devices.physics import Target
 from hapticam.devices.piano_key import KIND_PIANO_KEY, PianoKey, piano_key_step
@@ -44,6 +45,8 @@ def target_step(kind, p, s, xp, vp, dt, obs):
         return piano_key_step(p, s, xp, vp, dt, obs)
     if kind == KIND_TOGGLE:
         return toggle_step(p, s, xp, vp, dt, obs)
+    if kind == KIND_FRICTION_BODY:
+        return friction_body_step(p, s, xp, vp, dt, obs)
     return np.nan
 
 
@@ -72,6 +75,8 @@ TARGETS: dict[str, Callable[..., Target]] = {
     "clicky-switch": _named(Keyswitch.clicky, "clicky-switch", Keyswitch),
     "piano-key": _named(PianoKey, "piano-key", PianoKey),
     "toggle-switch": _named(ToggleSwitch, "toggle-switch", ToggleSwitch),
+    "knob": _named(DetentKnob, "knob", DetentKnob),
+    "friction-key": _named(FrictionKey, "friction-key", FrictionKey),
 }
 
 

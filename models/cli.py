@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hapticam.capture_columns import AXIS_UNITS, parameter_unit
 from hapticam.errors import UsageError
 from hapticam.models.files import (MSGPACK_SUFFIXES, YAML_SUFFIXES, ModelDocument, example_names, load_model,
                                    save_document)
@@ -39,22 +40,24 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     examples.set_defaults(func=_cmd_examples)
 
 
-def _summarise(value: Any, indent: str = "  ") -> list[str]:
-    """Readable lines for a parameter mapping; long lists shown as count and range."""
+def _summarise(value: Any, indent: str = "  ", axis: str = "linear") -> list[str]:
+    """Readable lines for a parameter mapping; long lists shown as count and range; on a rotary axis each
+    parameter's unit (N m for ``_N``, rad for ``_m``...) is shown beside it."""
     lines: list[str] = []
     if isinstance(value, dict):
         for key, item in value.items():
             if isinstance(item, dict):
                 lines.append(f"{indent}{key}:")
-                lines.extend(_summarise(item, indent + "  "))
+                lines.extend(_summarise(item, indent + "  ", axis))
             elif isinstance(item, list) and item and all(isinstance(v, dict) for v in item):
                 lines.append(f"{indent}{key}:")
                 for i, sub_item in enumerate(item):
                     label = sub_item.get("kind", i) if isinstance(sub_item, dict) else i
                     lines.append(f"{indent}  [{i}] {label}")
-                    lines.extend(_summarise(sub_item.get("parameters", sub_item), indent + "      "))
+                    lines.extend(_summarise(sub_item.get("parameters", sub_item), indent + "      ", axis))
             else:
-                lines.append(f"{indent}{key}: {_short(item)}")
+                unit = parameter_unit(key, axis) if axis != "linear" else ""
+                lines.append(f"{indent}{key}: {_short(item)}" + (f" {unit}" if unit else ""))
     return lines
 
 
@@ -78,13 +81,16 @@ def _cmd_show(args: argparse.Namespace) -> int:
         return 0
     print(f"model:    {args.model}")
     print(f"kind:     {doc.kind} (schema version {doc.schema_version})")
+    units = AXIS_UNITS[doc.axis]
+    print(f"axis:     {doc.axis} (position {units['position']}, force {units['force']}, stiffness "
+          f"{units['stiffness']}; parameter names keep their linear SI suffixes)")
     print("parameters:")
-    print("\n".join(_summarise(doc.parameters)))
+    print("\n".join(_summarise(doc.parameters, axis=doc.axis)))
     print("provenance:")
     print("\n".join(_summarise(doc.provenance)) or "  (none)")
     if doc.uncertainty:
         print("uncertainty:")
-        print("\n".join(_summarise(doc.uncertainty)))
+        print("\n".join(_summarise(doc.uncertainty, axis=doc.axis)))
     print("passivity:")
     for line in str(check_passivity(model)).splitlines():
         print(f"  {line}")
@@ -103,7 +109,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.out}: output must end in .yaml or .msgpack")
     _model, doc = load_model(args.model)
     out = ModelDocument(kind=doc.kind, parameters=doc.parameters, provenance=doc.provenance,
-                        uncertainty=doc.uncertainty, schema_version=doc.schema_version)
+                        uncertainty=doc.uncertainty, schema_version=doc.schema_version, axis=doc.axis)
     save_document(args.out, out)
     print(f"wrote {args.out} ({doc.kind}, {'YAML' if suffix in YAML_SUFFIXES else 'msgpack'})")
     return 0

@@ -15,6 +15,7 @@ A model file is a mapping with exactly these fields::
       metrics: {...}              # fit metrics (fit_percent, rms_N, ...)
       notes: [...]                # optional free text (e.g. identifiability statements)
     uncertainty: {...}            # optional: parameter standard deviations, same layout as parameters
+    axis: rotary                  # optional: linear (default: m, N) or rotary (rad, N m; a knob)
 
 YAML is parsed once, by libyaml's event parser where available, into plain data built from the events
 (:mod:`hapticam.bounded_yaml`): nesting depth (``MAX_DEPTH``) and node count (``MAX_NODES``) are checked
@@ -63,7 +64,8 @@ YAML_SUFFIXES = (".yaml", ".yml")
 MSGPACK_SUFFIXES = (".msgpack", ".mpk")
 
 _TOP_REQUIRED = {"format", "schema_version", "kind", "parameters"}
-_TOP_OPTIONAL = {"provenance", "uncertainty"}
+_TOP_OPTIONAL = {"provenance", "uncertainty", "axis"}
+AXES = ("linear", "rotary")
 _PROVENANCE_FIELDS = {"created", "hapticam_version", "method", "settings", "source", "metrics", "notes"}
 _SOURCE_FIELDS = {"name", "sha256"}
 
@@ -78,14 +80,18 @@ class ModelDocument:
     uncertainty: dict[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
     path: str | None = None
+    axis: str = "linear"
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the file mapping (the same for both encodings)."""
+        """Return the file mapping (the same for both encodings); ``axis`` only when not linear, so files of
+        linear models read as before everywhere."""
         out: dict[str, Any] = {"format": FORMAT_NAME, "schema_version": self.schema_version,
                                "kind": self.kind, "parameters": self.parameters,
                                "provenance": self.provenance}
         if self.uncertainty is not None:
             out["uncertainty"] = self.uncertainty
+        if self.axis != "linear":
+            out["axis"] = self.axis
         return out
 
 
@@ -282,6 +288,9 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
     if not isinstance(raw["parameters"], dict):
         raise ModelFileError(f"{name}: parameters: expected a mapping")
     provenance = _check_provenance(raw.get("provenance", {}), name)
+    axis = raw.get("axis", "linear")
+    if axis not in AXES:
+        raise ModelFileError(f"{name}: axis: expected one of {', '.join(AXES)}, got {axis!r}")
     uncertainty = raw.get("uncertainty")
     if uncertainty is not None:
         _check_uncertainty(uncertainty, name, "uncertainty")
@@ -292,7 +301,7 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
     except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
         raise ModelFileError(f"{name}: invalid {kind} parameters ({exc})") from None
     doc = ModelDocument(kind=kind, parameters=model.to_dict(), provenance=provenance,
-                        uncertainty=uncertainty, schema_version=version, path=name)
+                        uncertainty=uncertainty, schema_version=version, path=name, axis=axis)
     return model, doc
 
 
@@ -351,14 +360,15 @@ def save_document(path: str | os.PathLike[str], doc: ModelDocument) -> None:
 
 
 def save_model(path: str | os.PathLike[str], model: Model, *, provenance: dict[str, Any] | None = None,
-               uncertainty: dict[str, Any] | None = None) -> ModelDocument:
+               uncertainty: dict[str, Any] | None = None, axis: str = "linear") -> ModelDocument:
     """Write ``model`` to ``path`` (``.yaml`` or ``.msgpack``) atomically and return the document.
 
     ``provenance`` defaults to ``make_provenance("hand-authored")``; it is validated like a loaded file's.
+    ``axis`` is the axis kind the parameters' units refer to (``rotary``: rad, N m).
     """
     prov = provenance if provenance is not None else make_provenance("hand-authored")
     doc = ModelDocument(kind=model.kind, parameters=to_builtin(model.to_dict()), provenance=to_builtin(prov),
-                        uncertainty=None if uncertainty is None else to_builtin(uncertainty))
+                        uncertainty=None if uncertainty is None else to_builtin(uncertainty), axis=axis)
     # Validate exactly what a reader will see (plain data, known fields) before touching the disk.
     document_from_mapping(doc.to_dict(), os.fspath(path))
     save_document(path, doc)
