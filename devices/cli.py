@@ -1,4 +1,6 @@
-"""``hapticam probe``: probe a simulated physical target and write the capture (and ``hapticam bench probe``).
+"""``hapticam probe``: probe a simulated physical target and write the capture (and ``hapticam bench probe``);
+``hapticam devices``: the registered device adapters, whether each one's driver is present, and how to
+install what is missing.
 
 ::
 
@@ -93,6 +95,12 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--json", action="store_true",
                    help="print what was written (target, excitation, samples, force range) as one JSON object")
     p.set_defaults(func=_cmd_probe)
+
+    d = sub.add_parser("devices", help="list the device adapters, whether their drivers are present, how to install them",
+                       description="List the device adapters --device accepts, whether each one's driver (Python "
+                                   "package, vendor library) is present here, and how to install what is missing.")
+    d.add_argument("--json", action="store_true", help="print the list as one JSON object (nothing else on stdout)")
+    d.set_defaults(func=_cmd_devices)
 
     b = bench.add_parser(
         "probe", help="compiled probe simulation vs the same loop in pure Python (90 s sweep, 4 kHz)",
@@ -207,4 +215,41 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     check_output_file("--json-file", args.json_file)
     results = run_bench(duration_s=args.duration, peer_seconds=args.peer_seconds, python_peer=not args.no_python)
     report_json(results, args.json, args.json_file, format_table)
+    return 0
+
+
+def device_drivers() -> list[dict[str, Any]]:
+    """One entry per registered adapter: name, class, pip extra, whether its driver is present, what was
+    found or is missing, and how to install it (an adapter's ``driver_status()`` when it has one)."""
+    from hapticam.devices.registry import ADAPTERS, device_class
+    from hapticam.errors import DependencyMissingError
+
+    out = []
+    for name in sorted(ADAPTERS):
+        target, extra = ADAPTERS[name]
+        entry: dict[str, Any] = {"name": name, "adapter": target, "extra": extra or None}
+        pip_hint = f"pip install 'hapticam[{extra}]'" if extra else ""
+        try:
+            cls = device_class(name)
+        except DependencyMissingError as exc:
+            entry.update(present=False, detail=str(exc), install=pip_hint)
+        else:
+            status = getattr(cls, "driver_status", None)
+            present, detail, install = status() if status else (True, "built in" if not extra else "installed", "")
+            entry.update(present=present, detail=detail, install=install or ("" if present else pip_hint))
+        out.append(entry)
+    return out
+
+
+def _devices_table(data: dict[str, Any]) -> str:
+    lines = [f"{'device':<9}{'driver':<9}details"]
+    for d in data["devices"]:
+        lines.append(f"{d['name']:<9}{'present' if d['present'] else 'MISSING':<9}{d['detail']}")
+        if not d["present"] and d["install"]:
+            lines.append(f"{'':<18}install: {d['install']}")
+    return "\n".join(lines)
+
+
+def _cmd_devices(args: argparse.Namespace) -> int:
+    report_json({"devices": device_drivers()}, args.json, None, _devices_table)
     return 0

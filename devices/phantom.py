@@ -153,6 +153,22 @@ class PhantomDevice(Device):
                 raise UsageError(f"--device phantom: unknown part {key!r} (axis, origin, lib, rail)")
         return cls(**kw)
 
+    @classmethod
+    def driver_status(cls, library: str | None = None) -> tuple[bool, str, str]:
+        """``(present, what was found or is missing, how to install it)`` for ``hapticam devices``: the
+        pyOpenHaptics package and OpenHaptics' libHD (loaded to check it, nothing initialised)."""
+        name = hd.library_name(library)
+        if importlib.util.find_spec("pyOpenHaptics") is None:
+            return False, "pyOpenHaptics is not installed", "pip install 'hapticam[phantom]'"
+        try:
+            lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+        except OSError as exc:
+            return False, f"pyOpenHaptics installed; OpenHaptics' {name} not found ({exc})", hd.INSTALL_HINT
+        missing = [s for s in hd.SYMBOLS if not hasattr(lib, s)]
+        if missing:
+            return False, f"{name} lacks {', '.join(missing)}", hd.INSTALL_HINT
+        return True, f"pyOpenHaptics installed; {name} loads with every HDAPI symbol", ""
+
     # -- state ------------------------------------------------------------------------------------------
     def counters(self) -> dict[str, int]:
         """Frames run and HDAPI errors seen by the compiled tick, by kind."""

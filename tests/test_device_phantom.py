@@ -220,3 +220,19 @@ def test_a_device_that_stops_responding_stops_the_loop(emu, kernels):
     counters = emu.counters()
     assert counters["stalled"] >= 90                        # the device zeroed its output meanwhile
     assert dev.notes[-1].startswith("closed: callback unscheduled")
+
+
+def test_hapticam_devices_lists_adapters_drivers_and_what_to_install(emu, tmp_path, monkeypatch, capsys):
+    import json
+
+    from hapticam.cli import main
+
+    monkeypatch.setenv(hd.LIB_ENV, str(emu.path))
+    assert main(["devices", "--json"]) == 0
+    found = {d["name"]: d for d in json.loads(capsys.readouterr().out)["devices"]}
+    assert set(found) >= {"sim", "serial", "zmq", "phantom"}
+    assert found["phantom"]["present"] and found["phantom"]["extra"] == "phantom" and found["sim"]["present"]
+    monkeypatch.setenv(hd.LIB_ENV, str(tmp_path / "libHD.so"))
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    assert "phantom  MISSING" in out and "install: install OpenHaptics for Linux" in out and "HAPTICAM_LIBHD" in out
