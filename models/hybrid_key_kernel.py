@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numba import njit
 
-from hapticam.models.hybrid_key_coupling import begin_tick, end_tick, gather_substep, key_equilibrium, key_substep
+from hapticam.models.hybrid_key_coupling import begin_tick, coupling_preload, end_tick, gather_substep, key_substep
 from hapticam.models.hybrid_key_events import (clamp, crossing_time, landing_time, liftoff_time, rk4_contact,
                                                string_time)
 from hapticam.models.hybrid_key_layout import (A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S, EV_LANDING, EV_LETOFF,
@@ -329,20 +329,21 @@ def hybrid_key_force(p, s, x, v, a, dt):
 def _coupled_force(p, s, x, v, dt):
     """The handle at ``x`` (m) pulls the simulated key through the coupling over ``n`` key sub-steps of
     one tick (the handle linear in time between samples); the hammer is advanced by the kinematic
-    kernel along the key's sub-steps. Returns the tick-mean coupling force (N)."""
+    kernel along the key's sub-steps. Returns the key's springs at the handle plus the tick-mean
+    coupling force (N)."""
     if not (math.isfinite(x) and math.isfinite(v) and math.isfinite(dt)):
         return np.nan
     x = clamp(x, -X_LIMIT_M, X_LIMIT_M)
     v = clamp(v, -V_LIMIT_MPS, V_LIMIT_MPS)
+    f_key, on_keybed = _key_force(p, x, v, 0.0)  # the key's springs and keybed at the handle
     if s[S_INIT] == 0.0:
-        # the key at rest under the handle, the hammer on it: k_c (x - x_k) = k_r x_k + F_p + r m_h g
-        s[S_XK] = key_equilibrium(p, x, p[P_R] * p[P_MH] * p[P_G])
+        s[S_XK] = x  # the key at rest under the handle, the hammer on the jack: F_c = F_0 = R
         s[S_VK] = 0.0
         s[S_XH] = x
-        _direct_force(p, s, s[S_XK], 0.0, 0.0, 0.0)
+        _direct_force(p, s, x, 0.0, 0.0, 0.0)
         s[S_RK] = s[S_REACTION]
     if not dt > 0.0:
-        return p[P_KC] * (x - s[S_XK]) + p[P_BC] * (v - s[S_VK])
+        return f_key + p[P_KC] * (x - s[S_XK]) + p[P_BC] * (v - s[S_VK]) + coupling_preload(p)
     T = clamp(dt, DT_MIN_S, DT_MAX_S)
     n = max(1, min(int(math.ceil(T / p[P_HK] - 1e-9)), MAX_KEY_SUBSTEPS))
     h = T / n
@@ -355,14 +356,14 @@ def _coupled_force(p, s, x, v, dt):
         _direct_force(p, s, s[S_XK], s[S_VK], 0.0, h)
         s[S_RK] = s[S_REACTION]
         gather_substep(s, (j - 1) * h)
-    end_tick(s)
+    end_tick(s, on_keybed)
     s[S_XH] = x
     if not (math.isfinite(total) and abs(s[S_XK]) <= X_LIMIT_M and abs(s[S_VK]) <= W_LIMIT_MPS):
         s[S_RECOVERIES] += 1.0  # a runaway key: back to rest under the handle (counted)
-        s[S_XK] = key_equilibrium(p, x, p[P_R] * p[P_MH] * p[P_G])
+        s[S_XK] = x
         s[S_VK] = 0.0
-        return p[P_KC] * (x - s[S_XK])
-    return total / n
+        return f_key + coupling_preload(p)
+    return f_key + total / n
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
