@@ -62,7 +62,7 @@ def test_sampled_heights_match_solve_ivp_through_transient_hops():
 
 
 def test_one_hop_per_period_on_the_orbit_and_the_foot_lands_before_the_section(accurate_orbit):
-    y, s, ev = np.empty(1), np.empty(4), np.empty(64)
+    y, s, ev = np.empty((1, 4)), np.empty(4), np.empty(64)
     status, mode, n = rk4_events(PAPER.block(), GROUND, section_state(accurate_orbit.zeta), 0.0, np.array([20.0]),
                                  1e-3, y, s, ev)
     assert status == 0 and mode == GROUND and n == 40        # lift-off and landing once per clock period
@@ -75,7 +75,7 @@ def test_the_printed_force_actuator_does_not_hop_from_the_papers_orbit():
     printed = PAPER.with_values(actuator="force")          # L = k (l0 - (y - x)) + a sin(sigma), as printed
     with pytest.raises(IdentificationError, match="in the air"):
         poincare_map(printed, np.array([1.952, 1.908]))
-    y, s, ev = np.empty(1), np.empty(4), np.empty(64)
+    y, s, ev = np.empty((1, 4)), np.empty(4), np.empty(64)
     _, _, n = rk4_events(printed.block(), GROUND, section_state(np.array([1.952, 1.908])), 0.0, np.array([20.0]),
                          1e-3, y, s, ev)
     assert n < 20                                           # fewer than half the 40 events of the orbit

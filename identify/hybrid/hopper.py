@@ -191,9 +191,9 @@ def _locate(p: np.ndarray, mode: int, t: float, s: np.ndarray, h: float, g0: flo
 
 @njit(cache=True)
 def rk4_events(p: np.ndarray, mode: int, s0: np.ndarray, t0: float, t_out: np.ndarray, h: float,
-               y_out: np.ndarray, s_end: np.ndarray, events: np.ndarray) -> tuple:
-    """Integrate from (t0, s0, mode) to ``t_out[-1]`` (ascending, >= t0), writing ``y`` at each ``t_out`` into
-    ``y_out`` and the final state into ``s_end``; event times go into ``events`` while it has room.
+               s_out: np.ndarray, s_end: np.ndarray, events: np.ndarray) -> tuple:
+    """Integrate from (t0, s0, mode) to ``t_out[-1]`` (ascending, >= t0), writing the state at each ``t_out`` into
+    the rows of ``s_out`` (n x 4) and the final state into ``s_end``; event times go into ``events`` while it has room.
     Returns ``(status, final mode, number of events)``."""
     s = s0.copy()
     s1 = np.empty(4)
@@ -202,7 +202,7 @@ def rk4_events(p: np.ndarray, mode: int, s0: np.ndarray, t0: float, t_out: np.nd
     n_ev = 0
     j = 0
     while j < t_out.size and t_out[j] <= t:
-        y_out[j] = s[0]
+        s_out[j, :] = s
         j += 1
     g = _guard(p, mode, t, s)
     while j < t_out.size:
@@ -225,7 +225,7 @@ def rk4_events(p: np.ndarray, mode: int, s0: np.ndarray, t0: float, t_out: np.nd
             s[:] = s1
             g = g1
         while j < t_out.size and t_out[j] <= t:
-            y_out[j] = s[0]
+            s_out[j, :] = s
             j += 1
     s_end[:] = s
     return OK, mode, n_ev
@@ -309,8 +309,8 @@ def flow_from_section(params: HopperParams, zeta: np.ndarray, t_end: float,
     if integ.method == "relaxed":
         status, mode = relaxed_euler(p, GROUND, s0, 0.0, float(t_end), integ.h, integ.eps, s_end)
     else:
-        y = np.empty(1)
-        status, mode, _ = rk4_events(p, GROUND, s0, 0.0, np.array([float(t_end)]), integ.h, y, s_end, np.empty(0))
+        out = np.empty((1, 4))
+        status, mode, _ = rk4_events(p, GROUND, s0, 0.0, np.array([float(t_end)]), integ.h, out, s_end, np.empty(0))
     _check(status)
     return int(mode), s_end
 
@@ -366,10 +366,17 @@ def fixed_point(params: HopperParams, integ: Integrator = ACCURATE, guess: tuple
     return PeriodicOrbit(sol.x, J, np.linalg.eigvals(J), integ)
 
 
+def sample_states(params: HopperParams, zeta: np.ndarray, t_samples: np.ndarray, h: float = 1e-3) -> np.ndarray:
+    """States ``(y m, y' m/s, x m, x' m/s)`` at ``t_samples`` (s, ascending, >= 0) flowing from ``zeta`` on the
+    section at t = 0 (accurate integration)."""
+    t_samples = np.ascontiguousarray(t_samples, dtype=float)
+    out, s_end = np.empty((t_samples.size, 4)), np.empty(4)
+    status, _, _ = rk4_events(params.block(), GROUND, section_state(zeta), 0.0, t_samples, h, out, s_end,
+                              np.empty(0))
+    _check(status)
+    return out
+
+
 def sample_heights(params: HopperParams, zeta: np.ndarray, t_samples: np.ndarray, h: float = 1e-3) -> np.ndarray:
     """Body height y (m) at ``t_samples`` (s, ascending, >= 0) flowing from ``zeta`` on the section at t = 0."""
-    t_samples = np.ascontiguousarray(t_samples, dtype=float)
-    y, s_end = np.empty(t_samples.size), np.empty(4)
-    status, _, _ = rk4_events(params.block(), GROUND, section_state(zeta), 0.0, t_samples, h, y, s_end, np.empty(0))
-    _check(status)
-    return y
+    return sample_states(params, zeta, t_samples, h)[:, 0].copy()

@@ -103,7 +103,7 @@ class HopperFit:
     iterations: int
     evaluations: int
     converged: bool
-    history: list[float] = field(default_factory=list)   # cost after each iteration (or window)
+    history: list[tuple[int, float]] = field(default_factory=list)  # (evaluations so far, cost on the whole record)
 
     def as_dict(self) -> dict:
         return {"method": self.method, "theta": dict(zip(self.names, self.theta.tolist())),
@@ -143,10 +143,10 @@ def _from_search(x: np.ndarray) -> np.ndarray:
 
 
 def _phase_starts(safe: Callable, x: np.ndarray, n0: int, period_s: float, max_nfev: int,
-                  starts: int) -> tuple[np.ndarray, int]:
+                  starts: int) -> np.ndarray:
     """The best state fit on the first ``n0`` samples over start times t0 + j T / starts (mod T), parameters
     held: the phase is the one unknown LM cannot find from far (the cost is periodic in it)."""
-    best, best_cost, nfev = x, np.inf, 0
+    best, best_cost = x, np.inf
     for j in range(max(starts, 1)):
         start = x[:3].copy()
         start[0] = (x[0] + j * period_s / max(starts, 1)) % period_s
@@ -156,10 +156,9 @@ def _phase_starts(safe: Callable, x: np.ndarray, n0: int, period_s: float, max_n
 
         sol = least_squares(state_only, start, method="lm", diff_step=1e-7, max_nfev=max_nfev, xtol=1e-12,
                             ftol=1e-12)
-        nfev += sol.nfev
         if sol.cost < best_cost:
             best, best_cost = np.concatenate([sol.x, x[3:]]), sol.cost
-    return best, nfev
+    return best
 
 
 def fit_lm(data: HopperData, theta0: np.ndarray, base: HopperParams | None = None, h: float = 2e-3,
@@ -174,7 +173,11 @@ def fit_lm(data: HopperData, theta0: np.ndarray, base: HopperParams | None = Non
         def residuals(theta: np.ndarray, n: int) -> np.ndarray:
             return predict(theta, names, base, data.tau_s, n, h) - data.y_m[:n]
 
+    calls = 0
+
     def safe(x: np.ndarray, n: int) -> np.ndarray:
+        nonlocal calls
+        calls += 1
         try:
             r = residuals(_from_search(x), n)
         except (IdentificationError, OverflowError):
@@ -183,22 +186,20 @@ def fit_lm(data: HopperData, theta0: np.ndarray, base: HopperParams | None = Non
 
     x = _to_search(theta0, names)
     cost_start = float(np.mean(safe(x, data.y_m.size) ** 2))
-    history, nfev, windows, sol = [], 0, 0, None
+    history, windows, sol = [(1, cost_start)], 0, None
     sizes = _windows(data.y_m.size, data.tau_s, base.period_s)
-    x, used = _phase_starts(safe, x, sizes[0], base.period_s, max_nfev, phase_starts)
-    nfev += used
+    x = _phase_starts(safe, x, sizes[0], base.period_s, max_nfev, phase_starts)
     for n in sizes:
         sol = least_squares(lambda xx: safe(xx, n), x, method="lm", diff_step=1e-7, max_nfev=max_nfev,
                             xtol=1e-12, ftol=1e-12)
         x = sol.x
-        nfev += sol.nfev
         windows += 1
-        history.append(float(2 * sol.cost / n))
+        history.append((calls + 1, float(np.mean(safe(x, data.y_m.size) ** 2))))
     theta = _from_search(x)
     se = standard_errors(sol.jac, sol.fun)
     se[3:] *= theta[3:]                                       # d p = p d(log p)
     return HopperFit("levenberg-marquardt", names, theta, float(np.mean(sol.fun ** 2)), cost_start, se, windows,
-                     nfev, bool(sol.status > 0), history)
+                     calls, bool(sol.status > 0), history)
 
 
 def _gradient(f: Callable[[np.ndarray], float], x: np.ndarray, fx: float, d: float) -> np.ndarray:
@@ -228,7 +229,7 @@ def fit_steepest(data: HopperData, theta0: np.ndarray, base: HopperParams | None
 
     x = np.asarray(theta0, dtype=float).copy()
     fx = f(x)
-    start, history, converged, it = fx, [fx], False, 0
+    start, history, converged, it = fx, [(1, fx)], False, 0
     budget = max_evaluations or np.inf
     for it in range(1, max_iterations + 1):
         g = _gradient(f, x, fx, 1e-6)
@@ -241,7 +242,7 @@ def fit_steepest(data: HopperData, theta0: np.ndarray, base: HopperParams | None
             if np.isfinite(fn) and fx - fn >= alpha * step * float(g @ g):     # Armijo rule
                 x, fx = x - step * g, fn
                 break
-        history.append(fx)
+        history.append((evals, fx))
         if evals >= budget:
             break
     return HopperFit("steepest-descent-armijo", data.names, x, fx, start, np.full(x.size, np.nan), it, evals,
