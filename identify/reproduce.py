@@ -17,7 +17,8 @@ from typing import Callable
 from hapticam.errors import UsageError
 
 #: the subpackages whose ``reproduce`` module declares experiments
-SOURCES = ("hapticam.identify.contact.reproduce", "hapticam.identify.friction.reproduce")
+SOURCES = ("hapticam.identify.contact.reproduce", "hapticam.identify.friction.reproduce",
+           "hapticam.identify.hybrid.hopper_reproduce")
 
 
 @dataclass
