@@ -16,10 +16,22 @@ Also: per-call compute time of each model kind's kernel along a press trajectory
 without the slowest 0.1 % of calls, which are preemptions rather than compute; p50, p99 and max are
 also given), and our
 loop sustained at 10 kHz (missed deadlines in percent).
+
+With a device (``--device phantom|serial|zmq``, :func:`run_device_bench`): the adapter rendering the
+same model on its emulator (phantom: the HDAPI emulator ``libHD.so``; serial: the hsp firmware emulator
+on a pseudo-terminal; zmq: the simulator served on loopback), beside the simulator in the same run, idle
+and under load: tick lateness (start after its deadline), tick gap (start to start) and round-trip
+lateness, each as p50/p99/p99.9 in us. Round trip: for serial and zmq, how many periods late the
+device's answer to a command was (the sample's age, times the period; 0 when it came within its tick);
+for phantom, the time from the device's frame opening to its force being committed (``hdBeginFrame`` to
+``hdEndFrame``, one tick's whole work). For phantom, also pyOpenHaptics' Python callback doing the same
+work on the same emulated device (:mod:`hapticam.devices.phantom_peer`), the anchor a Python user has.
+Run it as ``python -m hapticam.render.bench --device NAME [--seconds S] [--json]``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any, Callable
@@ -29,10 +41,11 @@ import numpy as np
 from numba import njit
 
 from hapticam.devices.base import IO_FORCE, IO_SIZE, IO_X
-from hapticam.devices.registry import open_device
+from hapticam.devices.registry import device_class, open_device
 from hapticam.devices.users import press
 from hapticam.models.kernels import model_force
 from hapticam.render.clock import now_ns, request_realtime
+from hapticam.render.layout import R_AUX1, R_LATE
 from hapticam.render.loop import LoopConfig, ServoLoop
 from hapticam.render.stats import hist_percentile_us
 
@@ -239,3 +252,153 @@ def format_table(r: dict[str, Any]) -> str:
     for kind, k in r["kinds"].items():
         lines.append(f"{kind:<22}{k['tick_us']:>10.3f}{k['p99_us']:>10.3f}{k['max_us']:>10.2f}")
     return "\n".join(lines)
+
+
+# -- devices on their emulators ------------------------------------------------------------------------------
+BENCH_DEVICES = ("phantom", "serial", "zmq")
+
+
+def _pct(values_us: np.ndarray) -> dict[str, float]:
+    v = np.asarray(values_us, dtype=float)
+    if v.size == 0:
+        return {"p50_us": float("nan"), "p99_us": float("nan"), "p999_us": float("nan"), "max_us": float("nan")}
+    return {"p50_us": float(np.percentile(v, 50)), "p99_us": float(np.percentile(v, 99)),
+            "p999_us": float(np.percentile(v, 99.9)), "max_us": float(v.max())}
+
+
+class _Emulated:
+    """``with _Emulated(name, user) as device:`` the adapter ``name`` opened on its emulator."""
+
+    def __init__(self, name: str, user: Any) -> None:
+        self.name, self.user, self.emu, self.server, self.device = name, user, None, None, None
+
+    def __enter__(self) -> Any:
+        if self.name == "phantom":
+            from hapticam.devices.phantom_emulator import HdEmulator
+
+            self.emu = HdEmulator().configure(None, self.user)
+            self.device = device_class("phantom")(str(self.emu.path))
+        elif self.name == "serial":
+            from hapticam.devices.hsp_emulator import HspEmulator
+
+            self.emu = HspEmulator(None, self.user)
+            self.device = device_class("serial")(self.emu.start(), timeout_s=5.0)
+        elif self.name == "zmq":
+            from hapticam.devices.remote_server import DeviceServer
+
+            self.server = DeviceServer(open_device("sim", user=self.user))
+            self.device = device_class("zmq")(self.server.start())
+        else:
+            raise ValueError(f"bench render --device: one of {', '.join(BENCH_DEVICES)}, got {self.name!r}")
+        return self.device.open()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.device is not None:
+            self.device.close()
+        if self.name == "serial" and self.emu is not None:
+            self.emu.stop()
+        if self.server is not None:
+            self.server.stop()
+
+
+def _device_run(device: Any, model: Any, seconds: float, rate_hz: float = 1000.0) -> dict[str, Any]:
+    """One real-time run; lateness and gaps from the ring (gap = T + late(k) - late(k-1)), round trip
+    from the sample's age in periods (``R_AUX1`` of lockstep adapters)."""
+    loop = ServoLoop(model, device, LoopConfig(rate_hz=rate_hz, ring_capacity=int(seconds * rate_hz) + 64))
+    loop.start(seconds)
+    loop.wait()
+    st = loop.stop()
+    rows = loop.ring[:loop.ticks]
+    late = rows[:, R_LATE]
+    out = {"ticks": st.ticks, "missed": st.misses, "fault": st.fault, "lateness": _pct(late),
+           "gap": _pct(1e6 / rate_hz + np.diff(late)), "scheduling": st.scheduling}
+    if getattr(device, "external_clock", False) is False and device.spec.name != "sim":
+        out["round_trip"] = _pct(np.maximum(rows[:, R_AUX1], 0.0) * 1e6 / rate_hz)
+    return out
+
+
+def _frames_run(emu: Any) -> dict[str, Any]:
+    """Gaps and frame durations (us) from the HDAPI emulator's own log of the frames that ran callbacks."""
+    f = emu.frames()
+    return {"gap": _pct(np.diff(f["t_begin_ns"]) * 1e-3), "round_trip": _pct((f["t_end_ns"] - f["t_begin_ns"]) * 1e-3),
+            "ticks": int(f["t_begin_ns"].size)}
+
+
+def _python_callback_run(user: Any, seconds: float) -> dict[str, Any]:
+    """pyOpenHaptics' Python callback on the HDAPI emulator (same model terms: the bench key's stiffness)."""
+    from hapticam.devices.phantom_emulator import HdEmulator
+    from hapticam.devices.phantom_peer import run_pyopenhaptics_callback
+
+    emu = HdEmulator().configure(None, user)
+    calls = run_pyopenhaptics_callback(seconds)["calls"]
+    return {**_frames_run(emu), "calls": calls}
+
+
+def run_device_bench(device: str, seconds: float = 5.0, progress: Callable[[str], None] = lambda m: None
+                     ) -> dict[str, Any]:
+    """The adapter ``device`` on its emulator beside the simulator (and, for phantom, pyOpenHaptics'
+    Python callback), idle and under load (module docstring)."""
+    from hapticam.models.files import load_model_only
+
+    if device not in BENCH_DEVICES:
+        raise ValueError(f"bench render --device: one of {', '.join(BENCH_DEVICES)}, got {device!r}")
+    model = load_model_only(BENCH_MODEL)
+    user = press(0.0037, 1.0).repeating()
+    rows: dict[str, dict[str, Any]] = {"sim": {}, device: {}}
+    progress(f"{device} on its emulator: compiling and warming up")
+    with _Emulated(device, user) as dev:
+        _device_run(dev, model, 0.1)
+    for cond in ("idle", "load"):
+        with BusyLoad() if cond == "load" else contextlib.nullcontext():
+            progress(f"sim, {cond}, {seconds:g} s")
+            sim = open_device("sim", user=user)
+            rows["sim"][cond] = _device_run(sim, model, seconds)
+            sim.close()
+            progress(f"{device}, {cond}, {seconds:g} s")
+            emulated = _Emulated(device, user)
+            with emulated as dev:
+                rows[device][cond] = _device_run(dev, model, seconds)
+            if device == "phantom":
+                rows[device][cond].update(_frames_run(emulated.emu))
+                progress(f"pyOpenHaptics Python callback, {cond}, {seconds:g} s")
+                rows.setdefault("pyOpenHaptics", {})[cond] = _python_callback_run(user, seconds)
+    return {"device": device, "model": BENCH_MODEL, "seconds": seconds, "rate_hz": 1000.0, "rows": rows}
+
+
+def format_device_table(r: dict[str, Any]) -> str:
+    """The human-readable report of :func:`run_device_bench`."""
+    lines = [f"bench render --device {r['device']}: {r['seconds']:g} s per run at {r['rate_hz']:g} Hz, model {r['model']}",
+             f"{'loop':<15}{'cond':<6}{'what':<12}{'p50 us':>10}{'p99 us':>10}{'p99.9 us':>10}{'max us':>10}"]
+    for name, conds in r["rows"].items():
+        for cond, row in conds.items():
+            for what in ("lateness", "gap", "round_trip"):
+                if what in row:
+                    x = row[what]
+                    lines.append(f"{name:<15}{cond:<6}{what:<12}{x['p50_us']:>10.1f}{x['p99_us']:>10.1f}"
+                                 f"{x['p999_us']:>10.1f}{x['max_us']:>10.1f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hapticam.render.bench --device NAME [--seconds S] [--json] [--json-file FILE]``."""
+    import argparse
+    import sys
+
+    from hapticam.fileio import check_output_file, report_json
+
+    ap = argparse.ArgumentParser(prog="python -m hapticam.render.bench", description=run_device_bench.__doc__)
+    ap.add_argument("--device", choices=BENCH_DEVICES, required=True)
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--json-file", default=None)
+    args = ap.parse_args(argv)
+    if not (0 < args.seconds <= 600):
+        ap.error("--seconds: more than 0 and at most 600")
+    check_output_file("--json-file", args.json_file)
+    results = run_device_bench(args.device, args.seconds, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    report_json(results, args.json, args.json_file, format_device_table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
