@@ -213,6 +213,13 @@ class PhantomDevice(Device):
             self._lib.hdUnschedule(self._scheduled)
             self._scheduled = None
 
+    def disable_output(self) -> None:
+        """Turn the device's force output off (``hdDisable(HD_FORCE_OUTPUT)``): the loop's answer to a
+        scheduler that stopped calling the tick, which therefore cannot write zero force itself."""
+        if self._lib is not None and self._handle is not None:
+            self._lib.hdDisable(hd.HD_FORCE_OUTPUT)
+            self.notes.append("force output disabled: the device's scheduler stopped calling the servo tick")
+
     # -- opening ------------------------------------------------------------------------------------------
     def _raise_errors(self, what: str) -> None:
         codes = []

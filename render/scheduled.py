@@ -15,8 +15,9 @@ on its loop thread instead of the timed loop:
 3. the device registers it (``device.schedule_servo(address, data, rate_hz)``) and this thread watches:
    the run ends when the callback returns ``HD_CALLBACK_DONE`` (stop requested, duration reached, or a
    fatal device status), or when the device stops calling it for ``device.servo_silence_s`` (the loop
-   then records the fault ``device-fault`` with value :data:`SILENT_FAULT` and zero force), and the
-   device unschedules it (``device.unschedule_servo()``).
+   then records the fault ``device-fault`` with value :data:`SILENT_FAULT` and zero force, and turns the
+   device's force output off if it can: ``device.disable_output()``), and the device unschedules it
+   (``device.unschedule_servo()``).
 
 Timing: the vendor's thread sets the deadlines, so a tick's lateness is its start's delay past one
 period after the previous tick's start, ``late = max(gap - T, 0)`` (histogram and ring as in the timed
@@ -175,6 +176,8 @@ def run_scheduled(loop: Any) -> None:
             if now - last_change > silence_s:     # the device's scheduler stopped calling the tick
                 loop.ctl[K_STOP] = 1
                 device.unschedule_servo()
+                if hasattr(device, "disable_output"):
+                    device.disable_output()       # no tick will write zero force: the device's output off
                 _silent_fault(loop)
                 break
             time.sleep(WATCH_POLL_S)

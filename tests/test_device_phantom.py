@@ -219,6 +219,7 @@ def test_a_device_that_stops_responding_stops_the_loop(emu, kernels):
     assert res.force_N.size == 150 and _events(res, "stop")
     counters = emu.counters()
     assert counters["stalled"] >= 90                        # the device zeroed its output meanwhile
+    assert dev.notes[-2].startswith("force output disabled: the device's scheduler stopped")
     assert dev.notes[-1].startswith("closed: callback unscheduled")
 
 
