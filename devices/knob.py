@@ -274,7 +274,7 @@ class SpeedProfile:
 
 
 def spin_down(start: float, speed: float, coast_s: float = 3.0, ramp_s: float = 0.5, hold_s: float = 0.2,
-              brake_s: float = 0.1) -> SpeedProfile:
+              brake_s: float = 0.01) -> SpeedProfile:
     """Spin up to ``speed`` (rad/s), hold, stop within ``brake_s`` (the knob's clutch lets go) and wait
     ``coast_s`` while the knob coasts down."""
     return SpeedProfile(start, (0.0, speed, speed, 0.0, 0.0), (ramp_s, hold_s, brake_s, coast_s), kind="spin-down")

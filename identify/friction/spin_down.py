@@ -83,6 +83,9 @@ def find_coast(capture: Capture, added_inertia: float = 0.0, window_s: float = W
     slow = np.flatnonzero(speed[start:end] < stop_speed)
     stop = start + (int(slow[0]) if slow.size else end - start)
     valid = capture.valid[start:stop]
+    if speed[stop - 1] > 0.5 * speed[peak]:
+        raise IdentificationError(f"{capture.name}: the knob keeps {speed[stop - 1] / speed[peak]:.0%} of its peak speed "
+                                  "to the end; not a spin-down (let it coast to rest)")
     if stop - start < 4 * n_win:
         raise IdentificationError(f"{capture.name}: the coast is too short ({stop - start} samples)")
     return Coast(capture.name, x[start:stop][valid], w[start:stop][valid], alpha[start:stop][valid], float(added_inertia), start, stop,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hapticam.capture_columns import AXIS_UNITS, axis_of
 from hapticam.errors import UsageError
 from hapticam.fileio import json_safe
 from hapticam.render.verify.features import POSITION_JND_M, Thresholds
@@ -63,7 +64,7 @@ def _positive(name: str, value: float) -> float:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from hapticam.capture_io import load_capture
-    from hapticam.models.files import load_model_only
+    from hapticam.models.files import load_model
     from hapticam.render.verify.compare import verify
     from hapticam.render.verify.report import write_figure, write_json
 
@@ -80,8 +81,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         if not math.isfinite(args.x_offset_mm):
             raise UsageError(f"--x-offset-mm: must be a number, got {args.x_offset_mm}")
         x_offset = args.x_offset_mm * 1e-3
-    model = load_model_only(args.model)
+    model, doc = load_model(args.model)
     capture = load_capture(args.capture)
+    if doc.axis != axis_of(capture.metadata):
+        raise UsageError(f"{args.model} is a {doc.axis} model and {args.capture} a {axis_of(capture.metadata)} capture; "
+                         "verify compares like with like")
     report_dir = None
     if args.report:
         report_dir = Path(args.report)
@@ -112,7 +116,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def summary_table(result) -> str:
     """One table: overall and per-direction force metrics, then each feature with its verdict."""
-    lines = [f"verify {result.model_name} against {result.capture_name}",
+    lines = [f"verify {result.model_name} against {result.capture_name} ({result.axis} axis: "
+             f"{AXIS_UNITS[result.axis]['position']}, {AXIS_UNITS[result.axis]['force']})",
              f"  replay: {result.replay['ticks']} ticks at {result.replay['rate_hz']:g} Hz, "
              f"speed x{result.replay['speedup']:.3g}; safety events: "
              + (", ".join(f"{k} {v}" for k, v in sorted(result.safety_events.items())) or "none"),
@@ -132,10 +137,14 @@ def summary_table(result) -> str:
         row(f"fit, {name} (%)", "", f"{m['fit_percent']:.2f}", "", f">= {th.fit_percent:g}",
             m["fit_percent"] >= th.fit_percent)
     row("passive", "", "yes" if result.passive else "no", "", "yes", result.passive)
-    lines.append(f"  {'RMS error (N)':<30} {'':>12} {result.rms_N:>12.4f} {'':>12} {'':>12}  (information)")
-    lines.append(f"  {'max error (N)':<30} {'':>12} {result.max_error_N:>12.4f} {'':>12} {'':>12}  (information)")
+    units = AXIS_UNITS[result.axis]                       # rotary: N m, rad (DESIGN.md conventions)
+    force = units["force"]
+    lines.append(f"  {f'RMS error ({force})':<30} {'':>12} {result.rms_N:>12.4f} {'':>12} {'':>12}  (information)")
+    lines.append(f"  {f'max error ({force})':<30} {'':>12} {result.max_error_N:>12.4f} {'':>12} {'':>12}  (information)")
     for v in result.features.verdicts:
         scale, unit = (1e3, "mm") if v.unit == "m" else (1.0, v.unit)
+        if result.axis == "rotary":
+            scale, unit = 1.0, {"m": "rad", "N": "N m", "N/m": "N m/rad"}.get(v.unit, v.unit)
 
         def fmt(x: float | None) -> str:
             return "-" if x is None else f"{x * scale:.4g}"

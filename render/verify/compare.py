@@ -37,6 +37,7 @@ from hapticam.devices.sim import SimParams
 from hapticam.devices.users import position_user
 from hapticam.errors import UsageError
 from hapticam.capture import Capture
+from hapticam.capture_columns import AXIS_UNITS, axis_of
 from hapticam.identify.alignment import contact_point, remove_backlash
 from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import prepare
@@ -85,6 +86,8 @@ class VerifyResult:
     safety_events: dict[str, int] = field(default_factory=dict)
     passive: bool = True
     passivity_issues: list[str] = field(default_factory=list)
+    #: the capture's axis kind: linear (m, N) or rotary (rad, N m; the fields named _m, _N then hold those)
+    axis: str = "linear"
 
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (arrays left out; see the figure and the recording for those)."""
@@ -100,6 +103,7 @@ class VerifyResult:
             "thresholds": vars(self.thresholds).copy(), "replay": self.replay,
             "safety_events": self.safety_events, "samples_compared": int(self.valid.sum()),
             "passive": self.passive, "passivity_issues": self.passivity_issues,
+            "axis": self.axis, "units": AXIS_UNITS[self.axis],
         }
 
 
@@ -185,7 +189,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
                 "probe_stiffness_N_per_m": PROBE_STIFFNESS_N_PER_M, "device_max_force_N": device.max_force_N,
                 "median_capture_speed_mps": median_speed, "backlash_m": backlash, "x_offset_m": offset},
         safety_events=counts, capture_source=str(capture.metadata.get("source", "")),
-        passive=passivity.passive, passivity_issues=list(passivity.issues))
+        passive=passivity.passive, passivity_issues=list(passivity.issues), axis=axis_of(capture.metadata))
 
 
 def _contact_offset(model: Model, prepared: Any) -> float:
