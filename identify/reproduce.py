@@ -18,7 +18,7 @@ from hapticam.errors import UsageError
 
 #: the subpackages whose ``reproduce`` module declares experiments
 SOURCES = ("hapticam.identify.contact.reproduce", "hapticam.identify.friction.reproduce",
-           "hapticam.identify.hybrid.hopper_reproduce")
+           "hapticam.identify.hybrid.hopper_reproduce", "hapticam.identify.hybrid.reproduce")
 
 
 @dataclass
