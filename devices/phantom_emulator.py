@@ -37,6 +37,9 @@ CAPABILITY_BITS = {"force output": 1, "max force clamping": 2, "force ramping": 
                    "software velocity limit": 32, "force impulse limit": 64}
 
 
+_LOADED: dict[str, Path] = {}
+
+
 def build_hd_emulator(out_dir: str | os.PathLike[str] | None = None, cc: str | None = None) -> Path:
     """Compile ``hd_emu.c`` into ``out_dir/hd_emu-HASH/libHD.so`` (default: the temporary directory) and
     return the library's path."""
@@ -62,6 +65,9 @@ class HdEmulator:
 
     def __init__(self, library: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(library) if library else build_hd_emulator()
+        first = _LOADED.setdefault("path", self.path.resolve())
+        if first != self.path.resolve():       # a second libHD.so would not be the one the JIT calls
+            raise DeviceError(f"HDAPI emulator: {first} is already loaded in this process (one per process)")
         self.lib = ctypes.CDLL(str(self.path), mode=ctypes.RTLD_GLOBAL)
         lib, d = self.lib, ctypes.POINTER(ctypes.c_double)
         lib.hdemu_set_param.argtypes, lib.hdemu_set_param.restype = [ctypes.c_char_p, ctypes.c_double], ctypes.c_int

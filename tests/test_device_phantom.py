@@ -52,8 +52,8 @@ SIM_LIKE = dict(origin_mm=(0.0, 0.0, 0.0), resolution_m=PARAMS.resolution_m, app
 
 
 @pytest.fixture(scope="module")
-def emu(tmp_path_factory):
-    return HdEmulator(build_hd_emulator(tmp_path_factory.mktemp("hd")))
+def emu():
+    return HdEmulator(build_hd_emulator())          # one per process, shared by the test modules
 
 
 @pytest.fixture(scope="module")

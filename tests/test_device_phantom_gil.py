@@ -98,8 +98,8 @@ def run_python(emu, busy):
     return frame_times_us(emu)
 
 
-def test_a_busy_python_thread_delays_the_python_callback_but_not_the_compiled_tick(tmp_path_factory):
-    emu = HdEmulator(build_hd_emulator(tmp_path_factory.mktemp("hd")))
+def test_a_busy_python_thread_delays_the_python_callback_but_not_the_compiled_tick():
+    emu = HdEmulator(build_hd_emulator())            # one per process, shared by the test modules
     kd = build_servo(spring_force, no_flags, hd.phantom_sense, hd.phantom_actuate)
     run_compiled(emu, kd, busy=False, seconds=0.05)      # compiles the tick first
     idle_gaps, idle_dur = run_compiled(emu, kd, busy=False)

@@ -37,8 +37,8 @@ SLANT = (1.0, -2.0, 0.5)
 
 
 @pytest.fixture(scope="module")
-def emu(tmp_path_factory):
-    return HdEmulator(build_hd_emulator(tmp_path_factory.mktemp("hd")))
+def emu():
+    return HdEmulator(build_hd_emulator())          # one per process, shared by the test modules
 
 
 @pytest.fixture(scope="module")
