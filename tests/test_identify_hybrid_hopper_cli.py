@@ -46,3 +46,18 @@ def test_reproduce_refuses_an_unknown_hopper_experiment(capsys):
     assert main(["reproduce", "seed002-hopper"]) == 2
     err = capsys.readouterr().err
     assert "unknown experiment" in err and "Traceback" not in err
+
+
+def test_bench_rows_set_ours_beside_solve_ivp_and_the_answers_agree():
+    from hapticam.identify.hybrid.hopper_bench import bench_hopper, format_rows
+
+    rows = bench_hopper(quick=True, repeat=1)
+    assert [r["name"].split(",")[0].split(" (")[0] for r in rows] == [
+        "one simulation", "fixed point and eigenvalues of DP", "Fig. 2 identification"]
+    for r in rows:                                  # times are reported, not asserted (shared machine)
+        assert r["ours_s"] > 0 and r["peer_s"] > 0 and r["ratio"] == pytest.approx(r["peer_s"] / r["ours_s"])
+        assert float(r["difference"].split()[0]) < 1e-6
+    fit = rows[-1]
+    assert fit["cost"][0] == pytest.approx(fit["cost"][1], rel=1e-6) and fit["cost"][0] < 0.04
+    table = format_rows(rows)
+    assert "solve_ivp s" in table and "Fig. 2 identification" in table
