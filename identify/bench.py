@@ -103,6 +103,9 @@ def run_bench(n: int = 360_000, repeat: int = 3, lam: float = 0.999, padasip: bo
     from hapticam.identify.friction.bench import bench_friction
 
     results["friction"] = bench_friction(quick=n < 100_000, repeat=repeat)  # seed 003: UAS, grey-box, naive
+    from hapticam.identify.hybrid.hopper_bench import bench_hopper
+
+    results["hopper"] = bench_hopper(quick=n < 100_000, repeat=repeat)  # seed 002: Fig. 3 fit vs solve_ivp
     return results
 
 
@@ -150,6 +153,10 @@ def format_table(r: dict[str, Any]) -> str:
         from hapticam.identify.friction.bench import format_rows as friction_rows
 
         lines += ["", friction_rows(r["friction"])]
+    if r.get("hopper"):
+        from hapticam.identify.hybrid.hopper_bench import format_rows as hopper_rows
+
+        lines += ["", hopper_rows(r["hopper"])]
     pipe = r.get("pipeline") or []
     if pipe:
         lines += ["", f"{'whole pipeline per capture':<34}{'samples':>8}{'passive s':>11}{'free s':>9}"
