@@ -115,6 +115,16 @@ def test_the_rail_holds_the_handle_on_the_axis_with_a_passive_spring(emu, kernel
         PhantomDevice(str(emu.path), rail_stiffness_N_per_m=5000.0, **SIM_LIKE).open()
 
 
+def test_the_devices_own_clamping_bounds_the_total_force(emu, kernels):
+    emu.configure(PARAMS, USERS["press"], offaxis_m=(0.005, 0.0, 0.0))   # the rail alone asks for 10 N
+    _, res, frames = run_phantom(emu, kernels[0], USERS["press"], duration_s=0.2)
+    n = res.force_N.size
+    total = np.sqrt(frames["fx_N"][:n] ** 2 + frames["fy_N"][:n] ** 2 + frames["fz_N"][:n] ** 2)
+    np.testing.assert_allclose(total, PARAMS.max_force_N, rtol=1e-12)        # scaled to HD_NOMINAL_MAX_FORCE
+    np.testing.assert_allclose(frames["fy_N"][:n] / frames["fx_N"][:n], -res.force_N / (2000.0 * 0.005), rtol=1e-9)  # direction kept
+    assert emu.counters()["clamped"] >= n and res.stats.fault is None
+
+
 # -- the device ------------------------------------------------------------------------------------------------
 def test_spec_strings_and_the_devices_own_safety_come_from_the_device(emu):
     emu.configure(PARAMS, None)
