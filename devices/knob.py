@@ -91,6 +91,13 @@ def friction_body_step(p, s, xp, vp, dt, obs):
 class DetentKnob(Target):
     """A weighted detent knob (or small flywheel) with known friction; rotary: rad, N m, kg m^2.
 
+    Physics
+    -------
+    One rotating body (module docstring): ``J theta'' = T_link - A sin(N theta) - T_f(theta')`` with the
+    friction of Brown & McPhee (2016) in its levels ``Tc``, ``Ts``, ``w_t``, ``b``; the probe's drive lets
+    go for good when it brakes the knob harder than ``release_Nm`` (a spin-down), and the encoder sits on
+    the knob's shaft, so a capture records the knob's angle also after the drive let go.
+
     Parameters
     ----------
     inertia_kgm2 : float
@@ -171,6 +178,11 @@ class DetentKnob(Target):
 @dataclass(frozen=True)
 class FrictionKey(DetentKnob):
     """A sprung key (or slider) gripped by the probe, with known friction; linear: m, N, kg.
+
+    Physics
+    -------
+    ``m x'' = F_link - (F_pre + k x) - F_f(x')`` with the friction law of the knob (module docstring) in
+    linear units; the probe grips the key through a stiff link and never lets go.
 
     The fields are the knob's, read in linear units (``inertia_kgm2`` is the key's mass in kg,
     ``coulomb_Nm`` its Coulomb force in N, ``stribeck_radps`` its Stribeck speed in m/s, ...), plus a return
