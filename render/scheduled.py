@@ -49,8 +49,9 @@ from hapticam.render.servo import HD_CALLBACK_CONTINUE, HD_CALLBACK_DONE, _as_f6
 (T_IO, T_CFG, T_CTL, T_SRV, T_PBUF, T_SBUF, T_RING, T_EVENTS, T_HIST, T_TIM, T_DEVF, T_DEVI,
  T_PCAP, T_SCAP, T_RING_N, T_EV_N, T_IO_N, T_CFG_N, T_CTL_N, T_SRV_N, T_HIST_N, T_DEVF_N, T_DEVI_N) = range(23)
 TABLE_SIZE = 23
-TIM_SIZE = 4              # int64 scratch: a timespec (2) and the previous tick's start (ns)
+TIM_SIZE = 4              # int64 scratch: a timespec (2), the previous tick's start (ns), done flag
 TIM_PREV = 2
+TIM_DONE = 3              # set by the call that returns HD_CALLBACK_DONE
 #: ``device-fault`` value when the device's scheduler stopped calling the tick
 SILENT_FAULT = -1
 WATCH_POLL_S = 0.005
@@ -116,6 +117,7 @@ def scheduled_callback(kernels: Any) -> Any:
             sense_fn(dstate, io)                  # open the device's frame for the last command
             _finish(k, io, ctl, events)           # zero force, stop event
             actuate_fn(dstate, io, 0.0)
+            tim[TIM_DONE] = 1
             return HD_CALLBACK_DONE
         t_start = now_ns(tim)
         late = _account_timing(t_start, cfg, ctl, hist, tim)
@@ -170,9 +172,8 @@ def run_scheduled(loop: Any) -> None:
             now = time.monotonic()
             if tick != last_tick:
                 last_tick, last_change = tick, now
-            if loop.ctl[K_TICK] > 0 or loop.ctl[K_RUNNING]:
-                if loop.ctl[K_RUNNING] == 0:      # the callback returned HD_CALLBACK_DONE
-                    break
+            if tim[TIM_DONE]:                     # the callback returned HD_CALLBACK_DONE
+                break
             if now - last_change > silence_s:     # the device's scheduler stopped calling the tick
                 loop.ctl[K_STOP] = 1
                 device.unschedule_servo()

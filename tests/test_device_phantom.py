@@ -247,3 +247,16 @@ def test_hapticam_devices_lists_adapters_drivers_and_what_to_install(emu, tmp_pa
     assert main(["devices"]) == 0
     out = capsys.readouterr().out
     assert "phantom  MISSING" in out and "install: install OpenHaptics for Linux" in out and "HAPTICAM_LIBHD" in out
+
+
+def test_a_stop_before_the_first_tick_ends_cleanly_with_a_zero_force_frame(emu, kernels):
+    emu.configure(PARAMS, USERS["press"])
+    with PhantomDevice(str(emu.path), **SIM_LIKE) as dev:
+        loop = ServoLoop(MODEL, dev, LoopConfig(ring_capacity=4096), kernels=kernels[0])
+        loop.request_stop()
+        loop.start(1.0)
+        assert loop.wait(5.0)
+        stats = loop.stop()
+    assert stats.fault is None and stats.ticks == 0 and [e.name for e in loop.all_events()][-1] == "stop"
+    frames = emu.frames()
+    assert frames["fy_N"].size == 1 and frames["fy_N"][0] == 0.0
