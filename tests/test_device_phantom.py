@@ -180,11 +180,17 @@ def test_a_missing_library_or_symbol_is_one_clear_error(tmp_path, monkeypatch):
         PhantomDevice(str(lib)).open()
 
 
-def test_a_failed_init_is_refused_with_its_code(emu):
+def test_a_failed_init_is_refused_with_its_code(emu, monkeypatch):
     emu.configure(PARAMS, None)
     emu.inject(FAIL_INIT, 0, 1)
     with pytest.raises(DeviceError, match=r"hdInitDevice failed \(HDAPI error 0x0300\)"):
         PhantomDevice(str(emu.path)).open()
+    emu.configure(PARAMS, None)
+    monkeypatch.setenv("HDEMU_FAIL_INIT", "1")                # the emulator's switch in the environment
+    with pytest.raises(DeviceError, match=r"hdInitDevice failed \(HDAPI error 0x0300\).*Touch_Setup"):
+        PhantomDevice(str(emu.path)).open()
+    monkeypatch.delenv("HDEMU_FAIL_INIT")
+    PhantomDevice(str(emu.path)).open().close()
 
 
 def test_the_loop_rate_must_be_the_devices(emu, kernels):
