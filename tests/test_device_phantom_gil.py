@@ -109,7 +109,7 @@ def test_a_busy_python_thread_delays_the_python_callback_but_not_the_compiled_ti
     # the control: the Python callback waits for the GIL (switch interval 5 ms) when another thread runs
     assert np.percentile(py_busy_dur, 99) > 2000.0 and np.percentile(py_idle_dur, 99) < 1000.0
     # the compiled tick: as short with the busy thread as without (a GIL wait would be milliseconds) ...
-    assert np.percentile(busy_dur, 99) < 100.0 and np.max(busy_dur) < 1000.0
+    assert np.percentile(busy_dur, 99) < 100.0 and np.max(busy_dur) < 2500.0   # half a switch interval
     # ... and the scheduler's gaps unchanged (one period; host preemption aside, never a switch interval)
     assert abs(np.median(busy_gaps) - 1000.0) < 20.0 and abs(np.median(idle_gaps) - 1000.0) < 20.0
     assert np.percentile(busy_gaps, 99) < min(1500.0, np.percentile(idle_gaps, 99) + 300.0)
