@@ -112,3 +112,20 @@ def test_capture_without_the_needed_columns_exits_2(files, capsys, tmp_path):
     assert main(["identify", "friction", str(bad), "-o", str(tmp_path / "m.yaml"), "--inertia", "1e-3"]) == 2
     err = capsys.readouterr().err.strip()
     assert "missing column theta_rad" in err and len(err.splitlines()) == 1
+
+
+def test_friction_added_to_another_model_as_a_composite(files, capsys):
+    from hapticam.models.files import save_model
+    from hapticam.models.impedance import position_table
+
+    table = files["folder"] / "table.yaml"
+    save_model(table, position_table([0.0, 4e-3], [0.3, 0.54]))
+    out = files["folder"] / "sum.yaml"
+    assert main(["identify", "friction", *files["presses"][:3], "-o", str(out), "--law", "coulomb-viscous",
+                 "--add-to", str(table)]) == 0
+    assert "friction added to" in capsys.readouterr().out
+    model, _ = load_model(out)
+    assert [m.kind for m in model.components()] == ["segmented-impedance", "friction"]
+    assert main(["identify", "friction", files["spin"], "-o", str(out), "--inertia", "1e-3", "--add-to",
+                 str(table)]) == 2
+    assert "a linear model; the captures are rotary" in capsys.readouterr().err

@@ -50,6 +50,8 @@ def register_friction(isub: argparse._SubParsersAction) -> None:
     f.add_argument("--added-inertia", type=float, nargs="+", metavar="KGM2",
                    help="inertia added to each capture's knob (one per capture; J is then identified)")
     f.add_argument("--window-ms", type=float, default=5.0, help="differentiation window in ms (default 5)")
+    f.add_argument("--add-to", metavar="MODEL",
+                   help="write the friction added to this model (e.g. an identified impedance model) as a composite")
     f.add_argument("--json", action="store_true", help="print the result as one JSON object")
     f.set_defaults(func=_cmd_friction)
 
@@ -121,12 +123,16 @@ def _cmd_friction(args: argparse.Namespace) -> int:
 
     _check_args(args)
     captures, axis, experiment = _load(args)
+    base = _base_model(args.add_to, axis) if args.add_to else None
     model, fit, detail = _fit(args, captures, axis, experiment)
+    if base is not None:
+        model, detail = _add_to(args.add_to, base, model, fit, detail)
     summary = _summary(args, axis, experiment, model, fit, detail)
     uncertainty = None
     if args.method == "ls":
-        uncertainty = fit.uncertainty() if model.kind == "friction" else {
-            "friction": fit.uncertainty(), "spring_f_N": detail.get("spring_se_N")}
+        uncertainty = fit.uncertainty() if model.kind == "friction" else {"friction": fit.uncertainty()}
+        if detail.get("spring_se_N") is not None:
+            uncertainty["spring_f_N"] = detail["spring_se_N"]
     names = [Path(p).name for p in args.captures]
     prov = make_provenance(f"friction-{experiment}-{args.method}",
                            settings={"law": args.law, "method": args.method, "experiment": experiment,
@@ -142,6 +148,26 @@ def _cmd_friction(args: argparse.Namespace) -> int:
     else:
         print(_table(summary))
     return 0
+
+
+def _base_model(source: str, axis: str) -> Any:
+    """The model ``--add-to`` names, checked before any work: it must be on the captures' axis kind."""
+    from hapticam.models.files import load_model
+
+    base, doc = load_model(source)
+    if doc.axis != axis:
+        raise UsageError(f"--add-to {source}: a {doc.axis} model; the captures are {axis}")
+    return base
+
+
+def _add_to(source: str, base: Any, friction: Any, fit: Any, detail: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The identified friction added to ``base`` (the model in ``source``) as a composite of both."""
+    from hapticam.models.composite import Composite
+
+    law = [m for m in friction.components() if m.kind == "friction"]
+    fit.notes.append(f"friction added to {source}; if that model's own direction-dependent force already holds "
+                     "friction (an impedance model identified from presses does), the sum counts it twice")
+    return Composite([base, *law]), {**detail, "added_to": source}
 
 
 def _summary(args: argparse.Namespace, axis: str, experiment: str, model: Any, fit: Any,
