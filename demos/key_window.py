@@ -308,7 +308,7 @@ class KeyWindow:
 
 
 def run(frames: int | None = None, script: Script | None = None, screenshot: str | os.PathLike[str] | None = None,
-        models: Sequence[str] = ()) -> KeyRun:
+        models: Sequence[str] = (), examples: Sequence[str] = EXAMPLES) -> KeyRun:
     """Run the key window.
 
     Parameters
@@ -323,6 +323,8 @@ def run(frames: int | None = None, script: Script | None = None, screenshot: str
         Save the last frame as a PNG there.
     models : sequence of str
         Extra model files (``o`` cycles through them).
+    examples : sequence of str
+        The models keys 1, 2, 3... select (default: the bundled linear, tactile and piano keys).
 
     Returns
     -------
@@ -333,7 +335,7 @@ def run(frames: int | None = None, script: Script | None = None, screenshot: str
     player = ScriptPlayer(script) if script is not None else None
     if frames is None and player is not None:
         frames = int(np.ceil((player.end_s + 0.5) * FPS))
-    window = KeyWindow(extra=models)
+    window = KeyWindow(examples, extra=models)
     targets: list[float] = []
     frame, path = run_loop(window, "hapticam: key window", SIZE, frames, player, screenshot,
                            lambda w: targets.append(np.nan if w.target is None else w.target))

@@ -119,10 +119,14 @@ def sha256_of_file(path: str | os.PathLike[str]) -> str:
 
 
 # -- reading -----------------------------------------------------------------------------------------
+#: short names of bundled real keys: ``example:linear-key`` is the Cherry MX Red, and so on
+EXAMPLE_ALIASES = {"linear-key": "cherry-mx-red", "tactile-key": "gateron-brown", "clicky-key": "kailh-box-jade"}
+
+
 def example_names() -> list[str]:
-    """Names of the bundled example models (use as ``example:NAME``)."""
+    """Names of the bundled example models (use as ``example:NAME``), aliases included."""
     folder = resources.files("hapticam.models") / "examples"
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+    return sorted([p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml")] + list(EXAMPLE_ALIASES))
 
 
 def library_model_path(spec: str) -> Path:
@@ -153,7 +157,7 @@ def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
         name = text[len(EXAMPLE_PREFIX):]
         if name not in example_names():
             raise ModelFileError(f"unknown example {name!r} (known: {', '.join(example_names())})")
-        data = (resources.files("hapticam.models") / "examples" / f"{name}.yaml").read_bytes()
+        data = (resources.files("hapticam.models") / "examples" / f"{EXAMPLE_ALIASES.get(name, name)}.yaml").read_bytes()
         return data, ".yaml", text
     path = library_model_path(text) if text.startswith(LIBRARY_PREFIX) else Path(text)
     suffix = path.suffix.lower()

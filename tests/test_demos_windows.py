@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -88,26 +89,32 @@ def trace_distances(img: np.ndarray, lay: key_window.KeyLayout, model) -> tuple[
     return d, x_m
 
 
+# the window's mechanics are checked on hand-written keys whose equilibria have closed forms
+HAND = Path(__file__).parent / "data" / "models"
+HAND_LINEAR, HAND_TACTILE = str(HAND / "hand-linear-key.yaml"), str(HAND / "hand-tactile-key.yaml")
+HAND_EXAMPLES = (HAND_LINEAR, HAND_TACTILE, "example:piano-key")
+
+
 @pytest.fixture(scope="module")
 def pressed(tmp_path_factory):
     """The linear key pressed by a slow drag to 3 mm and held until settled."""
     png = tmp_path_factory.mktemp("key") / "pressed.png"
     script = [(0.2, "ramp", (PRESS_DEPTH_M, RAMP_S))]
-    run = key_window.run(frames=int(2.4 * key_window.FPS), script=script, screenshot=png)
+    run = key_window.run(frames=int(2.4 * key_window.FPS), script=script, screenshot=png, examples=HAND_EXAMPLES)
     return run, load_rgb(png)
 
 
 @pytest.fixture(scope="module")
 def at_rest(tmp_path_factory):
     png = tmp_path_factory.mktemp("key") / "rest.png"
-    run = key_window.run(frames=20, script=[], screenshot=png)
+    run = key_window.run(frames=20, script=[], screenshot=png, examples=HAND_EXAMPLES)
     return run, load_rgb(png)
 
 
 def linear_key_equilibrium() -> tuple[float, float]:
     """Handle position and force where the finger spring k_f (D - x) meets the pressing line
     F = f0 + k x of the linear key's last segment: x = (k_f D - f0) / (k_f + k)."""
-    model = load_model("example:linear-key")[0]
+    model = load_model(HAND_LINEAR)[0]
     imp = next(p for p in model.components() if isinstance(p, SegmentedImpedance))
     f0, k = float(imp.press.f0_N[-1]), float(imp.press.k_Npm[-1])
     kf = FINGER_STIFFNESS_N_PER_M
@@ -118,7 +125,7 @@ def linear_key_equilibrium() -> tuple[float, float]:
 
 def test_key_at_rest_is_drawn_at_the_rest_line(at_rest):
     run, img = at_rest
-    assert run.model_name == "example:linear-key" and run.frames == 20
+    assert run.model_name == HAND_LINEAR and run.frames == 20
     assert abs(run.x_m[-1]) < 5e-6
     assert abs(key_cap_top(img, run.layout) - run.layout.cap_top(0.0)) <= 1.0
 
@@ -143,8 +150,8 @@ def test_force_bar_shows_the_rendered_force(pressed):
 def test_live_trace_lies_on_the_model_curves(tmp_path):
     png = tmp_path / "trace.png"
     script = [(0.2, "ramp", (PRESS_DEPTH_M, RAMP_S)), (1.4, "ramp", (0.0, RAMP_S))]
-    run = key_window.run(frames=int(2.6 * key_window.FPS), script=script, screenshot=png)
-    model = load_model("example:linear-key")[0]
+    run = key_window.run(frames=int(2.6 * key_window.FPS), script=script, screenshot=png, examples=HAND_EXAMPLES)
+    model = load_model(HAND_LINEAR)[0]
     d, x_m = trace_distances(load_rgb(png), run.layout, model)
     # 1 px is about 2.5 mN and 9 um; near x = 0.1 mm, where the key turns back onto the steep preload
     # ramp, the direction dead band mixes the two curves for a few ticks
@@ -157,7 +164,7 @@ def test_live_trace_lies_on_the_model_curves(tmp_path):
 def test_blank_screenshot_fails_every_key_check(pressed):
     run, img = pressed
     blank = blank_like(img)
-    model = load_model("example:linear-key")[0]
+    model = load_model(HAND_LINEAR)[0]
     for check in (lambda: key_cap_top(blank, run.layout), lambda: force_bar_length(blank, run.layout),
                   lambda: trace_distances(blank, run.layout, model)):
         with pytest.raises(AssertionError):

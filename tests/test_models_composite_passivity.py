@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from hapticam.errors import ModelValidationError
 from hapticam.models.base import model_from_dict
 from hapticam.models.composite import Composite, EndStops, end_stops_force
 from hapticam.models.contact import Contact
-from hapticam.models.files import load_model
+from hapticam.models.files import example_names, load_model
 from hapticam.models.friction import Friction
 from hapticam.models.impedance import ImpedanceTable, SegmentedImpedance, position_table
 from hapticam.models.kernels import model_force
@@ -172,9 +174,18 @@ def test_friction_and_contact_notes() -> None:
 
 
 # -- bundled examples --------------------------------------------------------------------------------
+@pytest.mark.parametrize("alias, real", [("linear-key", "cherry-mx-red"), ("tactile-key", "gateron-brown"),
+                                         ("clicky-key", "kailh-box-jade")])
+def test_the_short_example_names_are_the_real_keys(alias: str, real: str) -> None:
+    model, doc = load_model(f"example:{alias}")
+    assert model.to_dict() == load_model(f"example:{real}")[0].to_dict()
+    assert check_passivity(model).passive and doc.provenance["method"] != "hand-authored"
+    assert f"example:{alias}" in [f"example:{n}" for n in example_names()]
+
+
 @pytest.mark.parametrize("name", ["linear-key", "tactile-key"])
-def test_examples_load_are_passive_and_keyswitch_like(name: str) -> None:
-    model, doc = load_model(f"example:{name}")
+def test_hand_written_keys_load_are_passive_and_keyswitch_like(name: str) -> None:
+    model, doc = load_model(Path(__file__).parent / "data" / "models" / f"hand-{name}.yaml")
     assert isinstance(model, Composite)
     assert check_passivity(model).passive
     kinds = [c.kind for c in model.components()]

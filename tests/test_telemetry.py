@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from pathlib import Path
 
 import msgpack
 import numpy as np
@@ -131,7 +132,7 @@ def test_control_requests_and_hostile_input(tmp_path):
         assert st["ok"] and st["ticks"] > 50 and st["model"] == "composite"
         # a valid model swap, a parameter change, a recording
         path = tmp_path / "tactile.yaml"
-        save_model(path, load_model_only("example:tactile-key"))
+        save_model(path, load_model_only(Path(__file__).parent / "data" / "models" / "hand-tactile-key.yaml"))
         assert request(ctrl, {"cmd": "load_model", "name": path.name})["ok"]
         assert request(ctrl, {"cmd": "set_param", "name": "components.1.parameters.Fc_N", "value": 0.02})["ok"]
         rec = tmp_path / "rec.csv"
@@ -179,7 +180,9 @@ def test_cli_render_simulated_clock_records_and_reports(tmp_path, capsys):
 def test_cli_render_real_time_with_telemetry_and_monitor(tmp_path, capsys):
     addr = free_address()
     counts = {}
-    th = threading.Thread(target=lambda: counts.update(monitor(addr, duration_s=1.5, out=open("/dev/null", "w"))))
+    # the monitor stops after 12 batches (the render publishes ~60 in 0.8 s), whenever the servo loop is ready
+    th = threading.Thread(target=lambda: counts.update(monitor(addr, duration_s=120.0, batches=12,
+                                                               out=open("/dev/null", "w"))))
     th.start()
     code = main(["render", "example:linear-key", "--duration", "0.8", "--telemetry", addr])
     th.join()
