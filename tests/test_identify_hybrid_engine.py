@@ -165,3 +165,50 @@ def test_bad_input_and_a_sticking_ball_are_refused_with_a_clear_error():
     # dropped from 0.1 m the ball is caught by the rising paddle: an error, not a ball falling through it
     with pytest.raises(IdentificationError, match="sticking"):
         simulate(ball.RIGID, np.array([0.1, 0.0]), ball.RIGID_NOMINAL, np.array([0.0, 5.0]))
+
+
+def test_a_model_defined_in_a_function_is_compiled_in_memory_and_matches_its_closed_form():
+    """x' = -a x, reset to 1 when x falls to 1/2: switches every ln 2 / a, so dt_k/da = -k ln 2 / a^2."""
+    from numba import njit
+
+    from hapticam.identify.hybrid.engine import HybridModel
+
+    @njit
+    def flow(mode, t, x, p, dx):
+        dx[0] = -p[0] * x[0]
+
+    @njit
+    def flow_jac(mode, t, x, p, Fx, Fp):
+        Fx[0, 0] = -p[0]
+        Fp[0, 0] = -x[0]
+
+    @njit
+    def n_guards(mode):
+        return 1
+
+    @njit
+    def guard(mode, j, t, x, p, gx, gp):
+        gx[0], gp[0] = -1.0, 0.0
+        return 0.5 - x[0], 0.0
+
+    @njit
+    def reset(mode, j, t, x, p, xr, Rx, Rp, Rt):
+        xr[0], Rx[0, 0], Rp[0, 0], Rt[0] = 1.0, 0.0, 0.0, 0.0
+        return 0
+
+    model = HybridModel("test-relaxation", 1, 1, 1, flow, flow_jac, n_guards, guard, reset)
+    a = 2.0
+    traj = simulate(model, np.array([1.0]), np.array([a]), np.array([0.0, 2.0]))
+    k = np.arange(1, traj.events.t.size + 1)
+    assert traj.events.t.size == 5
+    np.testing.assert_allclose(traj.events.t, k * np.log(2) / a, atol=1e-9)
+    np.testing.assert_allclose(traj.events.lambda_t[:, 1], -k * np.log(2) / a**2, atol=1e-9)
+
+
+def test_bound_kernels_are_not_imported_from_a_folder_others_can_write(tmp_path, monkeypatch):
+    from hapticam.identify.hybrid import engine
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert engine._kernel_folder() == tmp_path / "hapticam_hybrid_kernels"
+    (tmp_path / "hapticam_hybrid_kernels").chmod(0o777)
+    assert engine._kernel_folder() is None

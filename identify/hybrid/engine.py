@@ -36,8 +36,8 @@ has been seen negative in the current mode, so a reset that lands exactly on a g
 a guard that starts on zero and is positive at the end of the first step (the state never left it: a ball
 that the paddle catches again at once) stops the simulation with an error rather than passing through.
 
-The built kernel closes over the model's compiled functions; numba cannot cache such closures across
-processes, so it is compiled once per process and model (:func:`kernel_for`) and kept.
+The kernel (:mod:`.kernel_source`) is bound to each model's compiled functions and loaded from a file of
+its own, so numba caches it across processes (see :func:`_build_kernel`); :func:`kernel_for` keeps it.
 
 References
 ----------
@@ -47,17 +47,22 @@ Patoglu, V., Gillespie, R. B. The Haptic Probe (seed 000), eqs. 1-14.
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from numba import njit
 
 from hapticam.errors import IdentificationError
-
-OK, TOO_MANY_EVENTS, NOT_FINITE, NOT_TRANSVERSAL, STUCK = 0, 1, 2, 3, 4
-#: a guard within this of zero when its mode is entered starts on the guard (a reset landed on it)
-ON_GUARD = 1e-9
+from hapticam.fileio import atomic_write_text
+from hapticam.identify.hybrid.kernel_source import NOT_FINITE, NOT_TRANSVERSAL, OK, STUCK, TOO_MANY_EVENTS
 _STATUS = {TOO_MANY_EVENTS: "more events than max_events (Zeno or chattering?)",
            STUCK: "the state crossed a guard it started on without leaving it first (sticking contact)",
            NOT_FINITE: "the state became non-finite", NOT_TRANSVERSAL: "the flow is tangent to a guard at an event"}
@@ -104,194 +109,72 @@ class Trajectory:
     events: Events
 
 
+_TEMPLATE = Path(__file__).with_name("kernel_source.py")
+_BINDING = re.compile(r"# >>> binding.*?# <<< binding\n", re.S)
+_MODEL_FUNCTIONS = ("flow", "flow_jac", "n_guards", "guard", "reset")
+
+
+def _importable(fn: Callable) -> tuple[str, str] | None:
+    """(module, name) of a module-level compiled function, or None when it cannot be imported by name."""
+    py = getattr(fn, "py_func", fn)
+    module, name = getattr(py, "__module__", None), getattr(py, "__qualname__", "<")
+    if module is None or "<" in name or "." in name:
+        return None
+    try:
+        return (module, name) if getattr(importlib.import_module(module), name) is fn else None
+    except (ImportError, AttributeError):
+        return None
+
+
+def _kernel_folder() -> Path | None:
+    """A folder of this user's, writable by no one else, for the bound kernels (None: none usable)."""
+    base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = Path(base) / "hapticam_hybrid_kernels"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = folder.stat()
+    except OSError:
+        return None
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None  # code is imported from it: it must be ours alone
+    return folder
+
+
 def _build_kernel(model: HybridModel) -> Callable:
-    """Compile the simulation kernel of ``model`` (one closure per model; see module docstring)."""
-    flow, flow_jac, n_guards, guard, reset = model.flow, model.flow_jac, model.n_guards, model.guard, model.reset
-    n, npar, G = model.n_x, model.n_p, model.max_guards
+    """Bind the kernel template (:mod:`.kernel_source`) to ``model`` and load it.
 
-    @njit
-    def deriv(mode, t, x, S, Pd, p, dx, dS, Fx, Fp):
-        flow(mode, t, x, p, dx)
-        flow_jac(mode, t, x, p, Fx, Fp)
-        m = S.shape[1]
-        for i in range(n):
-            for c in range(m):
-                acc = 0.0
-                for k in range(n):
-                    acc += Fx[i, k] * S[k, c]
-                for k in range(npar):
-                    acc += Fp[i, k] * Pd[k, c]
-                dS[i, c] = acc  # S' = F_x S + F_p Pd  (seed 000 eq. 8)
-
-    @njit
-    def rk4(mode, t, x, S, Pd, p, h, with_s, xo, So, kx, kS, xt, St, Fx, Fp):
-        # classical RK4 on (x, S); kx[r], kS[r] hold the four stages (explicit loops: fast to compile)
-        m = S.shape[1]
-        for r in range(4):
-            c = 0.0 if r == 0 else (0.5 * h if r < 3 else h)
-            for i in range(n):
-                xt[i] = x[i] + (c * kx[r - 1, i] if r > 0 else 0.0)
-                if with_s:
-                    for q in range(m):
-                        St[i, q] = S[i, q] + (c * kS[r - 1, i, q] if r > 0 else 0.0)
-            if with_s:
-                deriv(mode, t + c, xt, St, Pd, p, kx[r], kS[r], Fx, Fp)
-            else:
-                flow(mode, t + c, xt, p, kx[r])
-        w = h / 6.0
-        for i in range(n):
-            xo[i] = x[i] + w * (kx[0, i] + 2.0 * kx[1, i] + 2.0 * kx[2, i] + kx[3, i])
-            if with_s:
-                for q in range(m):
-                    So[i, q] = S[i, q] + w * (kS[0, i, q] + 2.0 * kS[1, i, q] + 2.0 * kS[2, i, q] + kS[3, i, q])
-
-    @njit
-    def copy_state(x, S, xd, Sd):
-        for i in range(x.shape[0]):
-            xd[i] = x[i]
-            for q in range(S.shape[1]):
-                Sd[i, q] = S[i, q]
-
-    @njit
-    def locate(mode, j, t, x, S, Pd, p, s1, g0, g1, xo, kx, kS, xt, St, Fx, Fp, gx, gp):
-        # safeguarded regula falsi (Illinois) for g(t + s, RK4(x, s)) = 0 on [0, s1], g0 < 0 <= g1
-        a, b, ga, gb = 0.0, s1, g0, g1
-        side = 0
-        tol = 4.0 * 2.2e-16 * max(1.0, abs(t) + abs(s1))
-        for _ in range(200):
-            if b - a <= tol:
-                break
-            s = (a * gb - b * ga) / (gb - ga)
-            if not (a < s < b):
-                s = 0.5 * (a + b)
-            rk4(mode, t, x, S, Pd, p, s, False, xo, St, kx, kS, xt, St, Fx, Fp)
-            gs, _ = guard(mode, j, t + s, xo, p, gx, gp)
-            if gs >= 0.0:
-                b, gb = s, gs
-                if side == 1:
-                    ga *= 0.5
-                side = 1
-            else:
-                a, ga = s, gs
-                if side == -1:
-                    gb *= 0.5
-                side = -1
-        return b
-
-    @njit
-    def run(mode0, t0, x0, S0, Pd, p, t_out, h_modes, events_on, stop_after, X, SS, MODE,
-            EV_T, EV_I, EV_XM, EV_XP, EV_LT, EV_SM, EV_SP):
-        m = S0.shape[1]
-        x = np.empty(n)
-        S = np.empty((n, m))
-        copy_state(x0, S0, x, S)
-        x1 = np.empty(n)
-        xloc = np.empty(n)
-        S1 = np.empty((n, m))
-        kx = np.empty((4, n))
-        kS = np.empty((4, n, m))
-        xt = np.empty(n)
-        St = np.empty((n, m))
-        Fx = np.empty((n, n))
-        Fp = np.empty((n, npar))
-        Fm = np.empty(n)
-        Fplus = np.empty(n)
-        gx = np.empty(n)
-        gp = np.empty(npar)
-        Rx = np.empty((n, n))
-        Rp = np.empty((n, npar))
-        Rt = np.empty(n)
-        armed = np.zeros(G, np.bool_)
-        on_guard = np.zeros(G, np.bool_)
-        gprev = np.zeros(G)
-        mode, t, n_ev, k = mode0, t0, 0, 0
-        n_out = t_out.size
-        dirn = 1.0 if t_out[n_out - 1] >= t0 else -1.0
-        ng = n_guards(mode)
-        for j in range(ng):
-            gprev[j], _ = guard(mode, j, t, x, p, gx, gp)
-            armed[j] = gprev[j] < 0.0
-            on_guard[j] = abs(gprev[j]) <= ON_GUARD
-        while k < n_out:
-            if dirn * (t_out[k] - t) <= 0.0:
-                copy_state(x, S, X[k], SS[k])
-                MODE[k] = mode
-                k += 1
-                continue
-            h = h_modes[min(mode, h_modes.size - 1)]
-            land = dirn * (t_out[k] - t) <= h
-            s = t_out[k] - t if land else dirn * h
-            rk4(mode, t, x, S, Pd, p, s, True, x1, S1, kx, kS, xt, St, Fx, Fp)
-            for i in range(n):
-                if not np.isfinite(x1[i]):
-                    return NOT_FINITE, n_ev
-            jbest, sbest = -1, 0.0
-            if events_on:
-                for j in range(ng):
-                    g1, _ = guard(mode, j, t + s, x1, p, gx, gp)
-                    if not armed[j] and on_guard[j] and g1 > ON_GUARD:
-                        return STUCK, n_ev
-                    if armed[j] and g1 >= 0.0:
-                        sj = locate(mode, j, t, x, S, Pd, p, s, gprev[j], g1, xloc, kx, kS, xt, St, Fx, Fp, gx, gp)
-                        if jbest < 0 or abs(sj) < abs(sbest):
-                            jbest, sbest = j, sj
-            if jbest < 0:
-                copy_state(x1, S1, x, S)
-                t = t_out[k] if land else t + s
-                for j in range(ng):
-                    gprev[j], _ = guard(mode, j, t, x, p, gx, gp)
-                    if gprev[j] < 0.0:
-                        armed[j] = True
-                continue
-            if n_ev >= EV_T.size:
-                return TOO_MANY_EVENTS, n_ev
-            rk4(mode, t, x, S, Pd, p, sbest, True, x1, S1, kx, kS, xt, St, Fx, Fp)
-            t = t + sbest
-            flow(mode, t, x1, p, Fm)
-            _, gt = guard(mode, jbest, t, x1, p, gx, gp)
-            den = gt
-            for i in range(n):
-                den += gx[i] * Fm[i]
-            if abs(den) < 1e-300:
-                return NOT_TRANSVERSAL, n_ev
-            for c in range(m):
-                num = 0.0
-                for i in range(n):
-                    num += gx[i] * S1[i, c]
-                for i in range(npar):
-                    num += gp[i] * Pd[i, c]
-                EV_LT[n_ev, c] = -num / den  # lambda_t = -(g_x S- + g_p Pd)/(g_x F- + g_t)  (seed 000 eq. 14)
-            new_mode = reset(mode, jbest, t, x1, p, x, Rx, Rp, Rt)
-            flow(new_mode, t, x, p, Fplus)
-            for i in range(n):
-                jump = Rt[i] - Fplus[i]
-                for r in range(n):
-                    jump += Rx[i, r] * Fm[r]
-                for c in range(m):
-                    acc = jump * EV_LT[n_ev, c]
-                    for r in range(n):
-                        acc += Rx[i, r] * S1[r, c]
-                    for r in range(npar):
-                        acc += Rp[i, r] * Pd[r, c]
-                    S[i, c] = acc  # S+ = R_x S- + R_p Pd + (R_x F- + R_t - F+) lambda_t  (seed 000 eq. 12)
-            EV_T[n_ev] = t
-            EV_I[n_ev, 0], EV_I[n_ev, 1], EV_I[n_ev, 2] = mode, new_mode, jbest
-            copy_state(x1, S1, EV_XM[n_ev], EV_SM[n_ev])
-            copy_state(x, S, EV_XP[n_ev], EV_SP[n_ev])
-            n_ev += 1
-            if n_ev == stop_after:
-                for r in range(k, n_out):
-                    MODE[r] = -1  # outputs after the stop are not computed
-                return OK, n_ev
-            mode = new_mode
-            ng = n_guards(mode)
-            for j in range(ng):
-                gprev[j], _ = guard(mode, j, t, x, p, gx, gp)
-                armed[j] = gprev[j] < 0.0
-                on_guard[j] = abs(gprev[j]) <= ON_GUARD
-        return OK, n_ev
-
-    return run
+    When the model's functions are importable by name the bound copy is written to a file (named by a
+    hash of its text and of the model functions' source) and imported, so numba's cache serves later
+    processes; otherwise it is compiled in memory, once per process.
+    """
+    fns = [getattr(model, name) for name in _MODEL_FUNCTIONS]
+    template = _TEMPLATE.read_text(encoding="utf-8")
+    sizes = f"n, npar, G = {model.n_x}, {model.n_p}, {model.max_guards}\n"
+    where = [_importable(fn) for fn in fns]
+    folder = _kernel_folder() if all(where) else None
+    try:
+        model_source = "".join(inspect.getsource(getattr(fn, "py_func", fn)) for fn in fns)
+    except (OSError, TypeError):
+        folder = None
+    if folder is None:
+        source = _BINDING.sub(lambda _: "# >>> binding\n" + sizes + "# <<< binding\n", template)
+        namespace: dict = dict(zip(_MODEL_FUNCTIONS, fns))
+        exec(compile(source.replace("@njit(cache=True)", "@njit"), f"<hybrid kernel {model.name}>", "exec"),
+             namespace)
+        return namespace["run"]
+    lines = ["from importlib import import_module as _import_module\n"]
+    lines += [f"{name} = getattr(_import_module({mod!r}), {attr!r})\n"
+              for name, (mod, attr) in zip(_MODEL_FUNCTIONS, where)]
+    source = _BINDING.sub(lambda _: "# >>> binding\n" + "".join(lines) + sizes + "# <<< binding\n", template)
+    digest = hashlib.sha256((source + model_source).encode()).hexdigest()[:16]
+    path = folder / f"hybrid_kernel_{re.sub(r'[^A-Za-z0-9]', '_', model.name)}_{digest}.py"
+    if not path.is_file() or path.read_text(encoding="utf-8") != source:
+        atomic_write_text(path, source, error=IdentificationError)
+    spec = importlib.util.spec_from_file_location(f"hapticam_hybrid_kernel_{digest}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # numba's cache finds the kernel's module again by its name
+    spec.loader.exec_module(module)
+    return module.run
 
 
 _KERNELS: dict[str, Callable] = {}
