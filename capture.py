@@ -121,11 +121,16 @@ class Capture:
         return mask
 
     def describe(self) -> str:
-        """One line: samples, duration, rate, travel, force range, dropouts."""
+        """One line: samples, duration, rate, travel, force range, dropouts (a rotary capture in rad and N m)."""
+        if self.metadata.get("axis") == "rotary":
+            travel = f"theta {self.x_m.min():.4g} to {self.x_m.max():.4g} rad, torque"
+            unit = "N m"
+        else:
+            travel = f"x {1e3 * self.x_m.min():.4g} to {1e3 * self.x_m.max():.4g} mm, force"
+            unit = "N"
         return (f"{self.name}: {self.n} samples over {self.t_s[-1] - self.t_s[0]:.3g} s at "
-                f"{self.sample_rate_hz:.4g} Hz, x {1e3 * self.x_m.min():.4g} to {1e3 * self.x_m.max():.4g} mm, "
-                f"force {self.f_N[self.valid].min():.4g} to {self.f_N[self.valid].max():.4g} N, "
-                f"{self.dropouts.size} dropout(s) excluded")
+                f"{self.sample_rate_hz:.4g} Hz, {travel} {self.f_N[self.valid].min():.4g} to "
+                f"{self.f_N[self.valid].max():.4g} {unit}, {self.dropouts.size} dropout(s) excluded")
 
     # -- validation ---------------------------------------------------------------------------------
     def validate(self) -> None:

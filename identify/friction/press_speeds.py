@@ -99,7 +99,8 @@ def fit_press_speeds(captures: Sequence[Capture], law: str, *, axis: str = "line
     sl = sliding_samples(captures, window_s)
     if np.all(sl.v > 0) or np.all(sl.v < 0):
         raise IdentificationError("the captures slide one way only: press and release (or turn both ways) so "
-                                  "friction and spring can be told apart")
+                                  "friction and spring can be told apart (a spin-down? --experiment spin-down "
+                                  "with --inertia)")
     if axis == "rotary":
         extra = np.column_stack([sl.a, np.ones_like(sl.a)])
         fit, n_det = fit_law_rotary(law, sl.v, sl.f, sl.x, extra, ("inertia_kgm2", "offset_Nm"))
