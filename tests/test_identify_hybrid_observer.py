@@ -70,18 +70,24 @@ def test_rigid_ball_restitution_within_one_percent_by_the_20th_impact(start):
         assert est[-1, 1] == pytest.approx(truth.x_plus[19, 1], rel=0.02)  # and the ball's velocity then
 
 
-@pytest.mark.parametrize("start", [0.6, 1.4])
-def test_hunt_crossley_k_and_b_within_one_percent_from_times_quantised_at_10_khz(start):
+@pytest.fixture(scope="module")
+def hunt_crossley_truth():
+    return bo.true_events(ball.HUNT_CROSSLEY, ball.HC_NOMINAL, 5.0, steps=np.array([2e-4, 2e-6]))
+
+
+@pytest.mark.parametrize("start", [(0.6, 1.4), (1.4, 0.6), (0.6, 0.6)])
+def test_hunt_crossley_k_and_b_within_one_percent_from_times_quantised_at_10_khz(start, hunt_crossley_truth):
     """The truth is simulated with finer steps than the observer's model; times are those a 10 kHz capture
-    sees (the first sample at or after each onset and lift-off)."""
+    sees (the first sample at or after each onset and lift-off); k and b start 40 % off, in opposite
+    directions (a different restitution) or the same (the same b/k, a different contact time)."""
     p = ball.HC_NOMINAL
-    truth = bo.true_events(ball.HUNT_CROSSLEY, p, 5.0, steps=np.array([2e-4, 2e-6]))
+    truth = hunt_crossley_truth
     times = bo.quantised(truth.t, 1e4)
     assert np.any(times != truth.t) and list(truth.mode[:2]) == [1, 0]
     first = 1  # start at the first lift-off: its take-off velocity is guessed from the next flight
     v0 = bo.ballistic_velocity(times[first], times[first + 1], p)
     sl = slice(first, first + 24)
-    est = bo.observe_hunt_crossley(times[sl], truth.mode[sl], p, start * p[0], start * p[1], v0, n_lift=10)
+    est = bo.observe_hunt_crossley(times[sl], truth.mode[sl], p, start[0] * p[0], start[1] * p[1], v0, n_lift=10)
     assert est[-1, 2] == pytest.approx(p[0], rel=0.01) and est[-1, 3] == pytest.approx(p[1], rel=0.01)
     assert np.all(np.abs(est[-5:, 2:] / p[:2] - 1) < 0.01)
 

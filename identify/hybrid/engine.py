@@ -213,8 +213,8 @@ def _check(model: HybridModel, x0: np.ndarray, p: np.ndarray, t_out: np.ndarray,
 
 
 def simulate(model: HybridModel, x0: np.ndarray, p: np.ndarray, t_out: np.ndarray, *, mode0: int = 0,
-             t0: float | None = None, h: float | np.ndarray = 1e-3, S0: np.ndarray | None = None, Pd: np.ndarray | None = None,
-             events: bool = True, max_events: int = 10_000, stop_after: int = 0) -> Trajectory:
+             t0: float | None = None, h: float | np.ndarray = 1e-3, S0: np.ndarray | None = None,
+             Pd: np.ndarray | None = None, events: bool = True, max_events: int = 10_000, stop_after: int = 0) -> Trajectory:
     """Simulate ``model`` from ``(t0, x0, mode0)`` with sensitivities, sampled at ``t_out`` (s).
 
     Parameters
