@@ -49,7 +49,7 @@ def test_stribeck_fit_recovers_the_law_and_its_standard_errors_are_calibrated():
     spring = rng.uniform(0, 4e-3, v.size)
     f = c * np.tanh(4 * v / vt) + p * stribeck_term(v / vt) + b * v + 60.0 * spring + 0.3  # seed 003 eq. 5, squared
     errors = []
-    for seed in range(20):
+    for seed in range(12):
         y = f + sd * np.random.default_rng(seed).standard_normal(v.size)
         fit = fit_law("stribeck", v, y, np.column_stack([spring, np.ones_like(v)]), ("k", "f0"))
         errors.append([(fit.levels[k] - t) / fit.se[k] for k, t in
@@ -115,6 +115,18 @@ def test_two_spin_downs_with_an_added_inertia_identify_the_inertia_too(spin_down
     fit, _ = fit_spin_downs([cap, heavy], "stribeck", added_inertia=[0.0, 1e-3])
     _close(fit, knob.truth())
     assert fit.extra["inertia_kgm2"] == pytest.approx(knob.inertia_kgm2, rel=0.05)
+
+
+def test_spin_down_with_a_coarse_encoder_gets_a_longer_window():
+    """A 16384-count encoder (0.38 mrad steps): the window grows until the deceleration's noise is small."""
+    from hapticam.identify.friction.spin_down import WINDOW_S, choose_window
+
+    knob = DetentKnob(name="knob")
+    spec = ProbeSpec(force_bias_N=0.0, force_noise_N=2e-4, encoder_resolution_m=2 * math.pi / 16384)
+    cap = simulate(knob, make_excitation("spin-down", 0.0, 2 * math.pi, 1.5), spec).to_capture()
+    assert choose_window(cap.t_s, cap.x_m) > 2 * WINDOW_S
+    fit, _ = fit_spin_downs([cap], "stribeck", inertia=knob.inertia_kgm2)
+    _close(fit, knob.truth())
 
 
 def test_spin_down_coulomb_viscous_on_a_knob_without_stribeck():

@@ -49,7 +49,8 @@ def register_friction(isub: argparse._SubParsersAction) -> None:
     f.add_argument("--inertia", type=float, metavar="KGM2", help="the knob's moment of inertia J (kg m^2), if known")
     f.add_argument("--added-inertia", type=float, nargs="+", metavar="KGM2",
                    help="inertia added to each capture's knob (one per capture; J is then identified)")
-    f.add_argument("--window-ms", type=float, default=5.0, help="differentiation window in ms (default 5)")
+    f.add_argument("--window-ms", type=float, default=None,
+                   help="differentiation window in ms (default: 5, longer where a spin-down's encoder is coarse)")
     f.add_argument("--add-to", metavar="MODEL",
                    help="write the friction added to this model (e.g. an identified impedance model) as a composite")
     f.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -74,7 +75,7 @@ def _check_args(args: argparse.Namespace) -> None:
                              f"{len(args.added_inertia)}")
         if any(not (math.isfinite(a) and a >= 0.0) for a in args.added_inertia):
             raise UsageError("--added-inertia: each value must be >= 0 kg m^2")
-    if not (math.isfinite(args.window_ms) and 0.0 < args.window_ms <= 1000.0):
+    if args.window_ms is not None and not (math.isfinite(args.window_ms) and 0.0 < args.window_ms <= 1000.0):
         raise UsageError(f"--window-ms: from 0 to 1000 ms, got {args.window_ms:g}")
 
 
@@ -96,9 +97,9 @@ def _load(args: argparse.Namespace) -> tuple[list[Any], str, str]:
 def _fit(args: argparse.Namespace, captures: list[Any], axis: str, experiment: str) -> tuple[Any, Any, dict[str, Any]]:
     """Return (model, law fit, experiment-specific summary)."""
     from hapticam.identify.friction.press_speeds import fit_press_speeds, press_summary
-    from hapticam.identify.friction.spin_down import coast_summary, fit_spin_downs
+    from hapticam.identify.friction.spin_down import WINDOW_S, coast_summary, fit_spin_downs
 
-    window = args.window_ms * 1e-3
+    window = None if args.window_ms is None else args.window_ms * 1e-3
     if args.method == "uas":
         from hapticam.identify.friction.product_uas import run_uas
 
@@ -108,7 +109,7 @@ def _fit(args: argparse.Namespace, captures: list[Any], axis: str, experiment: s
         fit, coasts = fit_spin_downs(captures, args.law, inertia=args.inertia, added_inertia=args.added_inertia,
                                      window_s=window)
         return fit.model(), fit, {"coasts": coast_summary(fit, coasts)}
-    pf = fit_press_speeds(captures, args.law, axis=axis, window_s=window)
+    pf = fit_press_speeds(captures, args.law, axis=axis, window_s=window or WINDOW_S)
     friction = pf.law_fit.model()
     if pf.knots is None:
         return friction, pf.law_fit, press_summary(pf)

@@ -35,6 +35,41 @@ from hapticam.identify.friction.product import LawFit, fit_law_rotary
 WINDOW_S = 5e-3
 
 
+#: acceleration noise allowed, as a fraction of the typical deceleration, when the window is chosen
+NOISE_FRACTION = 0.05
+
+
+def choose_window(t_s: np.ndarray, x: np.ndarray) -> float:
+    """The shortest Savitzky-Golay window (s, at least ``WINDOW_S``) whose acceleration noise is at most
+    ``NOISE_FRACTION`` of the typical deceleration.
+
+    The angle's noise is the encoder's quantisation ``q / sqrt(12)`` (``q`` the smallest step it records) or
+    its white noise (:func:`hapticam.capture.noise_scale`), whichever is larger; a cubic filter's second
+    derivative multiplies it by the norm of its coefficients (``savgol_coeffs``). The typical deceleration
+    is the 75th percentile of ``|theta''|`` through a 50 ms window while the knob turns at more than a tenth
+    of its top speed. A 4096-count encoder needs about 30 ms.
+    """
+    from scipy.signal import savgol_coeffs
+
+    from hapticam.capture import noise_scale
+
+    dt = float(np.median(np.diff(t_s)))
+    steps = np.abs(np.diff(x))
+    q = float(np.min(steps[steps > 0])) if np.any(steps > 0) else 0.0
+    sigma = max(q / math.sqrt(12.0), noise_scale(x))          # uniform quantisation error: q / sqrt(12)
+    n_long = min(max(7, int(round(0.05 / dt)) | 1), (x.size // 4) | 1)
+    speed = np.abs(savgol_filter(x, n_long, 3, deriv=1, delta=dt))
+    moving = speed > 0.1 * speed.max()
+    typical = float(np.percentile(np.abs(savgol_filter(x, n_long, 3, deriv=2, delta=dt))[moving], 75))
+    n = max(7, int(round(WINDOW_S / dt)) | 1)
+    while n < x.size // 8:
+        gain = float(np.linalg.norm(savgol_coeffs(n, 3, deriv=2, delta=dt)))
+        if sigma * gain <= NOISE_FRACTION * typical:
+            break
+        n += 2
+    return n * dt
+
+
 def derivatives(t_s: np.ndarray, x: np.ndarray, window_s: float = WINDOW_S) -> tuple[np.ndarray, np.ndarray]:
     """Speed and acceleration of ``x`` by a cubic Savitzky-Golay filter over ``window_s`` (odd samples >= 7)."""
     dt = float(np.median(np.diff(t_s)))
@@ -61,9 +96,11 @@ class Coast:
     peak_speed: float
 
 
-def find_coast(capture: Capture, added_inertia: float = 0.0, window_s: float = WINDOW_S) -> Coast:
-    """The coasting part of a spin-down capture (module docstring), from its angle column only."""
+def find_coast(capture: Capture, added_inertia: float = 0.0, window_s: float | None = None) -> Coast:
+    """The coasting part of a spin-down capture (module docstring), from its angle column only; the
+    differentiation window is :func:`choose_window`'s unless ``window_s`` is given."""
     t, x = capture.t_s, capture.x_m
+    window_s = choose_window(t, x) if window_s is None else window_s
     w, alpha = derivatives(t, x, window_s)
     n_win = max(7, int(round(window_s / capture.dt_s)) | 1)
     peak = int(np.argmax(np.abs(w)))
@@ -93,7 +130,8 @@ def find_coast(capture: Capture, added_inertia: float = 0.0, window_s: float = W
 
 
 def fit_spin_downs(captures: Sequence[Capture], law: str, *, inertia: float | None = None,
-                   added_inertia: Sequence[float] | None = None, window_s: float = WINDOW_S) -> tuple[LawFit, list[Coast]]:
+                   added_inertia: Sequence[float] | None = None,
+                   window_s: float | None = None) -> tuple[LawFit, list[Coast]]:
     """Fit ``law`` to one or more spin-downs (module docstring). ``inertia`` (kg m^2) is ``J`` if known;
     ``added_inertia`` the inertia added to each capture's knob (default 0 each)."""
     added = list(added_inertia) if added_inertia is not None else [0.0] * len(captures)
