@@ -38,6 +38,8 @@ that the paddle catches again at once) stops the simulation with an error rather
 
 The kernel (:mod:`.kernel_source`) is bound to each model's compiled functions and loaded from a file of
 its own, so numba caches it across processes (see :func:`_build_kernel`); :func:`kernel_for` keeps it.
+Define the model's functions at module level with ``@njit(cache=True)`` for that (as :mod:`.thermostat`
+and :mod:`.ball` do); functions made inside a function still work, compiled once per process.
 
 References
 ----------
@@ -177,14 +179,15 @@ def _build_kernel(model: HybridModel) -> Callable:
     return module.run
 
 
-_KERNELS: dict[str, Callable] = {}
+_KERNELS: dict[HybridModel, Callable] = {}
 
 
 def kernel_for(model: HybridModel) -> Callable:
-    """The compiled simulation kernel of ``model`` (built on first use in this process)."""
-    if model.name not in _KERNELS:
-        _KERNELS[model.name] = _build_kernel(model)
-    return _KERNELS[model.name]
+    """The compiled simulation kernel of ``model`` (built on first use in this process; two models of
+    the same name but different functions get their own)."""
+    if model not in _KERNELS:
+        _KERNELS[model] = _build_kernel(model)
+    return _KERNELS[model]
 
 
 def default_directions(model: HybridModel) -> tuple[np.ndarray, np.ndarray]:
