@@ -54,5 +54,8 @@ def run_uas(captures: Sequence[Capture], law: str) -> tuple[LawFit, dict[str, An
               "viscous": mu_v * float(np.tanh(4.0 * fn / f_nt)), "shape_speed": theta_t}   # seed 003 eq. 5 levels
     nan = float("nan")
     fit = LawFit(law, levels, {k: nan for k in ("coulomb", "stribeck_peak", "viscous", "shape_speed", "static")},
-                 {"inertia_kgm2": nan}, {"inertia_kgm2": nan}, notes=[NOT_IDENTIFIED])
+                 notes=[NOT_IDENTIFIED, f"the read-out is within {100 * report['relative_distance_from_end_point']:.3g} % "
+                                        "of eq. 23's end point z* (every parameter)"])
+    if "observer" in report:
+        fit.notes.append(report["observer"])
     return fit, report
