@@ -55,10 +55,11 @@ from hapticam.identify.friction import paper
 from hapticam.identify.friction.furuta import coefficients, simulate_kernel
 from hapticam.identify.friction.shooting import NC, shooting_kernel, window_regressors
 
-SEGMENT_S = 0.5  # multiple-shooting segment length (s)
+SEGMENT_S = 0.5  # multiple-shooting segment length (s) with measured rates
+SEGMENT_S_ANGLES = 2.0  # ... with angles only: the rates at each segment's start are unknowns, longer segments
 PILOT_STRIDE = 4  # with pilot=True, a fit on every 4th segment gives the full fit its start
 MAX_LOG_STEP = 3.0  # largest change of a log-parameter in one step (a factor of 20)
-CHI2_TOL = 2.0  # stop when a step lowers the cost (sum of squared noise-weighted residuals) by less
+CHI2_TOL = 0.1  # stop when Gauss-Newton predicts a cost decrease below this (noise units): within 0.3 SE
 COMBO_NAMES = ("c1_0", "c2_0", "v_t0", "c4_0", "c1_1", "c2_1", "v_t1", "c4_1")
 COMBO_UNITS = ("N m", "N m", "rad/s", "N m s/rad") * 2
 
@@ -78,6 +79,8 @@ class GreyBoxFit:
     time_s: float
     n_segments: int
     nfev: int
+    x0_segments: np.ndarray = field(default_factory=lambda: np.empty((0, 4)))
+    segment_starts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     fixed: dict[str, float] = field(default_factory=dict)
 
 
@@ -121,11 +124,11 @@ def _levenberg_marquardt(prob: "_Problem", v: np.ndarray, max_iter: int = 40,
                          chi2_tol: float = CHI2_TOL) -> tuple[np.ndarray, int]:
     """Levenberg-Marquardt over all parameters with the segments' initial states eliminated by the Schur
     complement at every step (as in bundle adjustment: Triggs et al. 2000), Marquardt's diagonal scaling and
-    Nielsen's damping update. One simulation per iteration. Stops when an accepted step lowers the cost by
-    less than ``chi2_tol`` (noise units), or, without simulating again, when the undamped model predicts less
-    than that for the next step; Gauss-Newton converging about quadratically there, the gain left is then
-    far below 1, i.e. the parameters are within a small fraction of a standard error. Returns
-    ``(v, iterations)``."""
+    Nielsen's damping update. One simulation per iteration. Stops, without simulating again, when the
+    (nearly undamped) Gauss-Newton model predicts that the next step lowers the cost by less than
+    ``chi2_tol`` (noise units): that predicted decrease is the squared distance to the model's optimum in
+    standard errors, so every parameter is then within ``sqrt(chi2_tol)`` standard errors of it (usually
+    far less: the distance spreads over all the unknowns). Returns ``(v, iterations)``."""
     prob.evaluate(v)
     if prob.failed:
         raise IdentificationError("grey-box: the model cannot be simulated from the initial guess")
@@ -149,17 +152,14 @@ def _levenberg_marquardt(prob: "_Problem", v: np.ndarray, max_iter: int = 40,
             mu, nu = mu * nu, nu * 2.0  # a step beyond any plausible change of the parameters: damp more
             continue
         if predicted < chi2_tol and mu <= 1e-3:
-            break  # the (nearly undamped) Gauss-Newton model promises less than chi2_tol: converged here
+            break  # (nearly undamped) Gauss-Newton: the optimum is within sqrt(chi2_tol) standard errors
         prob.evaluate(trial)
         new = _normal_blocks(prob.G) if not prob.failed else None
-        gain = (cost - new[5]) / max(predicted, 1e-300) if new is not None else -1.0  # actual / predicted
+        gain = min((cost - new[5]) / max(predicted, 1e-300), 10.0) if new is not None else -1.0  # actual / predicted
         if gain > 0.0:
-            converged = cost - new[5] < chi2_tol
             v, (U, W, ga, V, gb, cost) = trial, new
             best_G = prob.G.copy()
             mu, nu = mu * max(1.0 / 3.0, 1.0 - (2.0 * gain - 1.0) ** 3), 2.0
-            if converged:
-                break
         else:
             mu, nu = mu * nu, nu * 2.0
     prob.G = best_G
@@ -246,14 +246,16 @@ def _smooth(x: np.ndarray, h: float) -> np.ndarray:
 
 def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None = None,
                 guess: np.ndarray | None = None, sigma_q: float = paper.NOISE_ANGLE_RAD,
-                sigma_w: float = paper.NOISE_RATE_RADPS, segment_s: float = SEGMENT_S,
-                squared: bool = True, pilot: bool = False) -> GreyBoxFit:
+                sigma_w: float = paper.NOISE_RATE_RADPS, segment_s: float | None = None,
+                squared: bool = True, pilot: bool | None = None) -> GreyBoxFit:
     """Identify the eight friction combinations from measured angles (and rates) of the passive pendulum.
 
     ``guess`` is eight combinations (default: :func:`equation_error_guess` from the data). ``q_meas`` and
     ``w_meas`` (n, 2) rad, rad/s at uniform times ``t_s``; without rates the segments start from
     Savitzky-Golay rates and only the angles are fitted. ``sigma_q``, ``sigma_w``: the noise (weights).
-    ``pilot``: first fit every :data:`PILOT_STRIDE`-th segment (for a poor ``guess``).
+    ``segment_s``: the shooting segments' length (default :data:`SEGMENT_S`, angles only
+    :data:`SEGMENT_S_ANGLES`). ``pilot``: first fit every :data:`PILOT_STRIDE`-th segment (for a poor
+    ``guess``; default: only with angles only, whose start from differentiated angles is poorer).
     """
     t0 = time.perf_counter()
     meas, h = _validate(t_s, q_meas, w_meas)
@@ -265,6 +267,9 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
     guess = np.asarray(guess, dtype=np.float64)
     if guess.shape != (8,) or not np.all(np.isfinite(guess)) or np.any(guess < 0) or np.any(guess[[2, 6]] <= 0):
         raise IdentificationError("grey-box: guess must be 8 finite combinations >= 0 with v_t > 0")
+    if segment_s is None:
+        segment_s = SEGMENT_S if w_meas is not None else SEGMENT_S_ANGLES
+    pilot = w_meas is None if pilot is None else pilot
     seg = max(int(round(segment_s / h)), 10)
     starts = np.append(np.arange(0, n - seg // 2, seg), n).astype(np.int64)
     x0s = np.ascontiguousarray(smooth[starts[:-1]])  # segment starts: locally smoothed states
@@ -287,11 +292,11 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
     combos = scale * np.exp(v[:8])
     cov = s2 * np.linalg.pinv(info)  # of theta = log(c / scale)
     se = combos * np.sqrt(np.maximum(np.diag(cov), 0.0))  # dc = c dtheta
-    x0 = prob.x0s(v)[0]
-    r_cost = 0.5 * rss
+    x0_segments = prob.x0s(v)
     return GreyBoxFit(combos=combos, std_errors=se, params10=paper.parameters_from_combinations(combos),
-                      x0=x0, cost=r_cost, sigma2=s2,
+                      x0=x0_segments[0].copy(), cost=0.5 * rss, sigma2=s2,
                       time_s=time.perf_counter() - t0, n_segments=starts.size - 1, nfev=nfev,
+                      x0_segments=x0_segments, segment_starts=starts,
                       fixed={"F_nt0": float(paper.TRUTH_FNT[0]), "F_nt1": float(paper.TRUTH_FNT[1]),
                              "F_n0_N": float(paper.FN_N[0]), "F_n1_N": float(paper.FN_N[1])})
 
