@@ -43,6 +43,10 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     clock.add_argument("--simulated-clock", dest="realtime", action="store_false",
                        help="run on a simulated clock, as fast as possible (simulator only)")
     p.add_argument("--passivity", action="store_true", help="enable the passivity observer/controller")
+    p.add_argument("--axis", type=_vector, default=None, metavar="X,Y,Z",
+                   help="a 3-D device's rendering axis in its own frame (phantom; default 0,-1,0: a downward press)")
+    p.add_argument("--origin", type=_vector, default=None, metavar="X,Y,Z",
+                   help="the axis origin in the device's frame, mm (phantom; default the handle's position at start)")
     p.add_argument("--record-dir", metavar="DIR", default=".",
                    help="the folder control requests may record into, by file name (default: the working folder)")
     p.add_argument("--model-dir", metavar="DIR", default=None,
@@ -72,6 +76,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     b.add_argument("--json", action="store_true", help="print the results as one JSON object (nothing else on stdout)")
     b.add_argument("--json-file", metavar="FILE", help="also write the results as JSON to FILE")
     b.add_argument("--seconds", type=float, default=10.0, help="seconds per run (default 10)")
+    b.add_argument("--device", choices=("phantom", "serial", "zmq"), default=None,
+                   help="time a device adapter on its emulator beside the simulator (tick gap, round trip, lateness)")
     b.set_defaults(func=_cmd_bench)
     from hapticam.render.soak import register_soak
     from hapticam.render.recover import register_recover
@@ -88,6 +94,29 @@ def _auth_options(p: argparse.ArgumentParser, what: str) -> None:
                         f"client.key_secret), {what}")
 
 
+def _device(args: argparse.Namespace) -> Any:
+    """The render's device (not opened) from ``--device`` and the options adapters take."""
+    from hapticam.devices.registry import device_from_spec
+    from hapticam.devices.users import make_user
+
+    if (args.axis is not None or args.origin is not None) and not str(args.device).startswith("phantom"):
+        raise UsageError(f"--axis and --origin choose the axis of a 3-D device (phantom); --device {args.device} has one")
+    user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
+    return device_from_spec(args.device, user=user, seed=args.seed, axis=args.axis, origin_mm=args.origin)
+
+
+def _vector(text: str) -> tuple[float, float, float]:
+    """argparse type: three finite numbers separated by commas."""
+    parts = text.split(",")
+    try:
+        values = tuple(float(v) for v in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected X,Y,Z numbers, got {text!r}") from None
+    if len(values) != 3 or not all(math.isfinite(v) for v in values):
+        raise argparse.ArgumentTypeError(f"expected three finite numbers X,Y,Z, got {text!r}")
+    return values  # type: ignore[return-value]
+
+
 def _positive(name: str, value: float | None) -> None:
     if value is not None and not value > 0:
         raise UsageError(f"{name}: must be > 0, got {value:g}")
@@ -99,8 +128,6 @@ def _finite(name: str, value: float | None, most: float = 1e9) -> None:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from hapticam.devices.registry import device_from_spec
-    from hapticam.devices.users import make_user
     from hapticam.models.files import load_model_only
     from hapticam.render.loop import LoopConfig
     from hapticam.render.safety import SafetyConfig
@@ -119,8 +146,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     from hapticam.render.gate import check_for_device
     if args.duration is None and not args.realtime:
         args.duration = 2.0
-    user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
-    device = device_from_spec(args.device, user=user, seed=args.seed)
+    device = _device(args)
     safety = SafetyConfig(max_force_N=args.max_force, passivity=args.passivity)
     n = None if args.realtime else int(round(args.duration * config.rate_hz))
     if sys.stderr.isatty():
@@ -162,7 +188,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
                                     "hygiene": report.hygiene, "warnings": gate_warnings})))
         return 1 if report.stats.fault else 0
     print(report.stats.summary())
-    if args.realtime and not report.stats.scheduling.startswith("SCHED_FIFO"):
+    if args.realtime and not report.stats.scheduling.startswith("SCHED_FIFO") and not getattr(device, "external_clock", False):
         from hapticam.render.loop import REALTIME_HINT
 
         print("note: " + REALTIME_HINT.format(scheduling=report.stats.scheduling), file=sys.stderr)
@@ -248,6 +274,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from hapticam.render.clock import enable_hygiene
 
     enable_hygiene()                  # HAPTICAM_RT_HYGIENE selects parts (mlock, prefault, affinity)
-    results = run_bench(seconds=args.seconds, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
+    progress = lambda msg: print(msg, file=sys.stderr, flush=True)   # noqa: E731
+    if args.device is not None:
+        from hapticam.render.bench import format_device_table, run_device_bench
+
+        results = run_device_bench(args.device, args.seconds, progress=progress)
+        report_json(results, args.json, args.json_file, format_device_table)
+        return 0
+    results = run_bench(seconds=args.seconds, progress=progress)
     report_json(results, args.json, args.json_file, format_table)
     return 0
