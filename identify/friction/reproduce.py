@@ -33,6 +33,7 @@ RATE_HZ = 1.0 / paper.SIM_DT_S
 QUICK_DURATION_S = 8.0
 NAIVE_EVALS = 2000  # Nelder-Mead's default budget for ten parameters (200 per parameter)
 QUICK_NAIVE_EVALS = 30
+TIMING_REPEAT = 3  # the UAS observer and the grey-box fit are timed best of 3 (the naive baseline once)
 
 UAS_NOT_IDENTIFIED = ("the UAS observer's parameters are the end points of eq. 23, z* = (gamma + lu zu + ll zl) / "
                       "(lu + ll), reached along exp(-(lu + ll) integral |e| dt) whatever the data: they are what "
@@ -78,11 +79,13 @@ def run_methods(t: np.ndarray, Xm: np.ndarray, naive_evals: int = NAIVE_EVALS) -
     """UAS (sec. IV-A read-out), grey-box and naive baseline on the measured record ``Xm`` (n, 4)."""
     _warm_up(t, Xm)
     duration = float(t[-1] - t[0])
-    t0 = time.perf_counter()
-    res = uas.uas_observe(t, Xm[:, 2:], Xm[0, :2], paper.TABLE3_GUESS)  # from the noisy initial state (sec. IV-A)
-    uas_s = time.perf_counter() - t0
+    uas_s = math.inf
+    for _ in range(TIMING_REPEAT):  # best of TIMING_REPEAT: the machine is shared
+        t0 = time.perf_counter()
+        res = uas.uas_observe(t, Xm[:, 2:], Xm[0, :2], paper.TABLE3_GUESS)  # from the noisy initial state (IV-A)
+        uas_s = min(uas_s, time.perf_counter() - t0)
     z_uas, i_uas = uas.readout_simulation(res)
-    grey = greybox.fit_greybox(t, Xm[:, :2], Xm[:, 2:])
+    grey = min((greybox.fit_greybox(t, Xm[:, :2], Xm[:, 2:]) for _ in range(TIMING_REPEAT)), key=lambda f: f.time_s)
     naive = greybox.fit_naive(t, Xm[:, :2], Xm[0], max_nfev=naive_evals)
 
     def sim(x0: np.ndarray, fr: np.ndarray) -> np.ndarray:
@@ -201,6 +204,8 @@ NOTES = [
     "motion: the grey-box fit identifies these eight; F_nt is fixed and mu_d, mu_s, mu_v follow through F_n",
     "model: eq. 7's H11 with m2 L1^2, Coriolis terms derived from H (eq. 8 as printed gains energy), friction "
     "-f(q') with the squared Stribeck term of Brown & McPhee (2016)",
+    "times: the UAS observer and the grey-box fit best of 3 runs, the naive baseline one run, all after "
+    "compilation (numba cache); the paper's on its machine (MATLAB)",
     "the grey-box validation simulation starts from its fitted initial state; the UAS and naive ones from the "
     "measured (noisy) initial state, as the paper feeds it",
     "Table III's printed UAS estimates are close to the truth, but eq. 23 with Table II cannot produce them: "
