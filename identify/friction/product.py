@@ -211,6 +211,12 @@ def fit_law(law: str, v: Any, y: Any, extra: Any = None, extra_names: tuple[str,
     fit.samples = int(v.size)
     fit.speed_range = (lo_v, hi_v)
     _edge_notes(fit, s, shape_bounds)
+    if law == "stribeck":
+        fit.notes.append("with a constant normal force only F_n mu_d, F_n (mu_s - mu_d), v_t and mu_v tanh(4 F_n / F_nt) "
+                         "are identifiable: written with F_n = 1 and F_nt = F_n / 5 (tanh(20) = 1)")
+    elif law == "lugre":
+        fit.notes.append(f"steady sliding does not identify LuGre's bristles: sigma0 set so they deflect vs x "
+                         f"{LUGRE_DEFLECTION_S * 1e3:g} ms at Fs, sigma1 = 0")
     return fit
 
 
