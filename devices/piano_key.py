@@ -16,6 +16,8 @@ from numba import njit
 
 from hapticam.devices.physics import Target, hunt_crossley, implicit_stiffness, implicit_velocity, transmitted
 from hapticam.errors import UsageError
+from hapticam.models.hybrid_key import HybridKey, hybrid_key_force
+from hapticam.models.hybrid_key_layout import S_FLAGS, S_W, S_XK, S_Y
 
 KIND_PIANO_KEY = 3
 
@@ -240,3 +242,152 @@ class PianoKey(Target):
     def letoff_hammer_m(self) -> float:
         """Hammer height when the jack escapes on a slow press (m): ``ratio letoff - gap``."""
         return self.ratio * self.letoff_m - self.jack_gap_m
+
+
+# -- a hybrid-key target: the hybrid-key model's physics with known parameters ---------------------------
+KIND_HYBRID_KEY_TARGET = 11
+_HK_OBS_KEY, _HK_OBS_FLAGS = 0, 3
+
+
+@njit(cache=True, nogil=True)
+def hybrid_key_target_step(p, s, xp, vp, dt, obs):
+    """Advance the hybrid key target by ``dt`` (s) with the probe tip at ``xp`` (m), ``vp`` (m/s).
+
+    ``p`` is the hybrid key's parameter block with the tip as its coupling (the key a body of its own,
+    :mod:`hapticam.models.hybrid_key_coupling`); returns the tip force (N) over the step; ``obs`` gets the
+    key position, hammer height and velocity and the hammer's flags."""
+    f = hybrid_key_force(p, s, xp, vp, 0.0, dt)
+    obs[_HK_OBS_KEY] = s[S_XK]
+    obs[1] = s[S_Y]
+    obs[2] = s[S_W]
+    obs[_HK_OBS_FLAGS] = s[S_FLAGS]
+    return f
+
+
+@dataclass(frozen=True)
+class HybridKeyTarget(Target):
+    """A piano-like key whose physics is the ``hybrid-key`` model's with known parameters (seed 000
+    section 1: the hammer on a lever-like paddle), for testing ``hapticam identify hybrid-key``.
+
+    The probe tip is bolted to the key front through a stiff pad (``pad_Npm``, ``pad_Nspm``): the key is a
+    body of mass ``key_mass_kg`` pulled by the tip, and the hammer, let-off, backcheck, string and keybed
+    follow the hybrid key's equations (:mod:`hapticam.models.hybrid_key`), integrated at the probe's
+    internal step with the key's own sub-steps. The parameters are the model's (SI units; the contact is
+    Hunt-Crossley ``k rho^n + b rho^n rho'``, seed 000 eq. 26); :meth:`model` gives the model itself
+    (key driven directly), the ground truth of an identification.
+    """
+
+    key_mass_kg: float = 0.03
+    return_spring_Npm: float = 10.0
+    preload_N: float = 0.05
+    hammer_mass_kg: float = 0.010
+    lever_ratio: float = 5.0
+    contact_k_Npm: float = 5.0e6
+    contact_b_Nspm: float = 1.5e7
+    contact_n: float = 1.5
+    gravity_mps2: float = 9.81
+    let_off_m: float = 0.0085
+    check_drop_m: float = 0.020
+    repetition_m: float = 0.004
+    string_height_m: float = 0.045
+    string_restitution: float = 0.4
+    keybed_m: float = 0.010
+    keybed_k_Npm: float = 1.0e5
+    keybed_b_Nspm: float = 100.0
+    pad_Npm: float = 1.0e7
+    pad_Nspm: float = 1000.0
+    overdrive_m: float = 0.3e-3
+
+    kind_code: ClassVar[int] = KIND_HYBRID_KEY_TARGET
+    observables: ClassVar[tuple[str, str, str, str]] = ("key_m", "hammer_m", "hammer_mps", "flags")
+    summary: ClassVar[str] = ("hybrid-key model with known parameters (key, jack, let-off, backcheck, string, "
+                              "keybed; Hunt-Crossley felt), tip bolted to the key")
+
+    def __post_init__(self) -> None:
+        if not self.pad_Npm > 0.0 or not self.pad_Nspm >= 0.0 or not self.overdrive_m >= 0.0:
+            raise UsageError("pad_Npm must be > 0, pad_Nspm and overdrive_m >= 0")
+        try:
+            self.model(coupled=True)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+    def model(self, coupled: bool = False) -> HybridKey:
+        """The hybrid key with these parameters; ``coupled``: the probe tip's pad as its coupling."""
+        return HybridKey(key_mass_kg=self.key_mass_kg, return_spring_Npm=self.return_spring_Npm,
+                         preload_N=self.preload_N, hammer_mass_kg=self.hammer_mass_kg, lever_ratio=self.lever_ratio,
+                         contact={"law": "hunt-crossley", "k_Npm": self.contact_k_Npm, "b_Nspm": self.contact_b_Nspm,
+                                  "n": self.contact_n}, gravity_mps2=self.gravity_mps2, let_off_m=self.let_off_m,
+                         check_drop_m=self.check_drop_m, repetition_m=self.repetition_m,
+                         string_height_m=self.string_height_m, string_restitution=self.string_restitution,
+                         keybed_m=self.keybed_m, keybed_k_Npm=self.keybed_k_Npm, keybed_b_Nspm=self.keybed_b_Nspm,
+                         coupling_k_Npm=self.pad_Npm if coupled else None,
+                         coupling_b_Nspm=self.pad_Nspm if coupled else 0.0)
+
+    def params_array(self) -> np.ndarray:
+        return self.model(coupled=True).params_block()
+
+    def initial_state(self) -> np.ndarray:
+        return self.model(coupled=True).initial_state()
+
+    def probe_range_m(self) -> tuple[float, float]:
+        """From the key at rest to ``overdrive_m`` into the keybed (m)."""
+        return (0.0, self.keybed_m + self.overdrive_m)
+
+
+@dataclass(frozen=True)
+class KeyStrokes:
+    """Strokes at graded speeds: from ``lo_m`` down to ``hi_m`` by a raised cosine lasting each of
+    ``press_s`` in turn, held ``hold_s``, back up by a raised cosine lasting ``release_s``, then at rest
+    for ``rest_s``. A press lasting ``T`` over a depth ``D`` peaks at ``pi D / (2 T)`` (m/s), so the
+    hammer leaves the jack at let-off at graded speeds (its flight, the string, the landings)."""
+
+    lo_m: float = 0.0
+    hi_m: float = 0.0103
+    press_s: tuple = (0.2, 0.1, 0.05)
+    hold_s: float = 0.3
+    release_s: float = 0.15
+    rest_s: float = 0.2
+
+    def __post_init__(self) -> None:
+        values = (self.lo_m, self.hi_m, self.hold_s, self.release_s, self.rest_s, *self.press_s)
+        if not self.press_s or not all(np.isfinite(values)) or min(self.hold_s, self.release_s, self.rest_s,
+                                                                      *self.press_s) <= 0.0:
+            raise UsageError("strokes: finite positions, and press, hold, release and rest times > 0")
+        object.__setattr__(self, "press_s", tuple(float(p) for p in self.press_s))
+
+    @property
+    def duration_s(self) -> float:
+        """Total length (s)."""
+        return sum(self.press_s) + len(self.press_s) * (self.hold_s + self.release_s + self.rest_s) + self.rest_s
+
+    def _parts(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        d = self.hi_m - self.lo_m
+        x, v, a = np.full_like(t, self.lo_m), np.zeros_like(t), np.zeros_like(t)
+        t0 = self.rest_s
+        for press in self.press_s:
+            for start, length, sign in ((t0, press, 1.0), (t0 + press + self.hold_s, self.release_s, -1.0)):
+                u = np.clip((t - start) / length, 0.0, 1.0)
+                inside = (t > start) & (t < start + length)
+                x += sign * d * 0.5 * (1.0 - np.cos(np.pi * u))       # raised cosine (1 - cos(pi u)) / 2
+                v += np.where(inside, sign * d * 0.5 * np.pi * np.sin(np.pi * u) / length, 0.0)
+                a += np.where(inside, sign * d * 0.5 * np.pi ** 2 * np.cos(np.pi * u) / length ** 2, 0.0)
+            t0 += press + self.hold_s + self.release_s + self.rest_s
+        return x, v, a
+
+    def position(self, t_s: np.ndarray) -> np.ndarray:
+        """Commanded position (m)."""
+        return self._parts(np.asarray(t_s, dtype=np.float64))[0]
+
+    def velocity(self, t_s: np.ndarray) -> np.ndarray:
+        """Commanded velocity (m/s)."""
+        return self._parts(np.asarray(t_s, dtype=np.float64))[1]
+
+    def acceleration(self, t_s: np.ndarray) -> np.ndarray:
+        """Commanded acceleration (m/s^2)."""
+        return self._parts(np.asarray(t_s, dtype=np.float64))[2]
+
+    def metadata(self) -> dict:
+        """Parameters recorded in the capture."""
+        return {"kind": "strokes", "lo_m": self.lo_m, "hi_m": self.hi_m, "press_s": list(self.press_s),
+                "hold_s": self.hold_s, "release_s": self.release_s, "rest_s": self.rest_s,
+                "duration_s": self.duration_s}

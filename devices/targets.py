@@ -5,7 +5,8 @@ with :func:`dataclasses.replace` or the factory's keyword arguments)::
 
     >>> from hapticam.devices.targets import TARGETS, get_target
     >>> sorted(TARGETS)
-    ['clicky-switch', 'linear-switch', 'piano-key', 'tactile-switch', 'test-device', 'toggle-switch']
+    ['clicky-switch', 'friction-key', 'hybrid-key', 'knob', 'linear-switch', 'piano-key', 'tactile-switch',
+     'test-device', 'toggle-switch']
     >>> get_target("tactile-switch", preload_N=0.35).preload_N
     0.35
 
@@ -25,7 +26,8 @@ from hapticam.devices.keyswitch import KIND_KEYSWITCH, Keyswitch, keyswitch_step
 from hapticam.devices.knob import KIND_FRICTION_BODY, DetentKnob, FrictionKey, friction_body_step
 from hapticam.devices.nonlinear_device import KIND_TEST_DEVICE, NonlinearTestDevice, test_device_step
 from hapticam.devices.physics import Target
-from hapticam.devices.piano_key import KIND_PIANO_KEY, PianoKey, piano_key_step
+from hapticam.devices.piano_key import (KIND_HYBRID_KEY_TARGET, KIND_PIANO_KEY, HybridKeyTarget,
+                                        hybrid_key_target_step, PianoKey, piano_key_step)
 from hapticam.devices.toggle import KIND_TOGGLE, ToggleSwitch, toggle_step
 from hapticam.errors import UsageError
 
@@ -47,6 +49,8 @@ def target_step(kind, p, s, xp, vp, dt, obs):
         return toggle_step(p, s, xp, vp, dt, obs)
     if kind == KIND_FRICTION_BODY:
         return friction_body_step(p, s, xp, vp, dt, obs)
+    if kind == KIND_HYBRID_KEY_TARGET:
+        return hybrid_key_target_step(p, s, xp, vp, dt, obs)
     return np.nan
 
 
@@ -74,6 +78,7 @@ TARGETS: dict[str, Callable[..., Target]] = {
     "tactile-switch": _named(Keyswitch.tactile, "tactile-switch", Keyswitch),
     "clicky-switch": _named(Keyswitch.clicky, "clicky-switch", Keyswitch),
     "piano-key": _named(PianoKey, "piano-key", PianoKey),
+    "hybrid-key": _named(HybridKeyTarget, "hybrid-key", HybridKeyTarget),
     "toggle-switch": _named(ToggleSwitch, "toggle-switch", ToggleSwitch),
     "knob": _named(DetentKnob, "knob", DetentKnob),
     "friction-key": _named(FrictionKey, "friction-key", FrictionKey),

@@ -17,6 +17,7 @@ from typing import Any
 from hapticam.errors import UsageError
 from hapticam.fileio import check_output_file, json_safe, report_json
 from hapticam.identify.cli_more import register_contact, register_reproduce
+from hapticam.identify.hybrid.cli import register_hybrid_key
 from hapticam.identify.friction.cli import register_friction
 
 
@@ -63,6 +64,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     imp.add_argument("--quiet", action="store_true", help="no progress bar")
     imp.set_defaults(func=_cmd_impedance)
     register_contact(isub)
+    register_hybrid_key(isub)
     register_friction(isub)
     p.set_defaults(func=lambda args: _no_command(p))
     register_reproduce(sub)

@@ -1,0 +1,115 @@
+"""``hapticam identify hybrid-key CAPTURE... -o MODEL``: the piano-like key's hybrid model from probe captures.
+
+What each capture identifies (a capture's role comes from the excitation its metadata names, else from its
+motion) is printed with the result; see :mod:`hapticam.identify.hybrid.key_fit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from hapticam.errors import UsageError
+from hapticam.fileio import json_safe
+
+MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
+#: The simulated device the coupling is chosen for by default (``hapticam.devices.sim.SimParams``).
+DEVICE_DAMPING_NSPM, RENDER_RATE_HZ = 2.0, 1000.0
+
+
+def register_hybrid_key(isub: argparse._SubParsersAction) -> None:
+    """Add ``identify hybrid-key`` to the ``identify`` group."""
+    c = isub.add_parser(
+        "hybrid-key", help="piano-like key: hybrid key/hammer model from probe captures (seed 000)",
+        description="Fit the hybrid-key model (key, jack, let-off, backcheck, string, keybed) to probe captures of "
+                    "a piano-like key, position and force only: a slow press and release past let-off onto the "
+                    "keybed (required), strokes at graded speeds, an oscillation below let-off, a long periodic "
+                    "excitation. Writes the model with standard errors (uncertainty) and what was fixed.")
+    c.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.csv or .npz), >= 10 kHz for strokes")
+    c.add_argument("-o", "--output", required=True, help="model file to write (.yaml or .msgpack)")
+    c.add_argument("--probe-stiffness", type=float, default=None, metavar="N/m",
+                   help="stiffness of the probe's tip on the key (with --probe-damping): the key's recoil in the contact fit")
+    c.add_argument("--probe-damping", type=float, default=0.0, metavar="N s/m", help="damping of the probe's tip")
+    c.add_argument("--device-damping", type=float, default=DEVICE_DAMPING_NSPM, metavar="N s/m",
+                   help="physical damping of the device the model will be rendered on (default 2, the simulator)")
+    c.add_argument("--render-rate", type=float, default=RENDER_RATE_HZ, metavar="HZ",
+                   help="servo rate the coupling is chosen for (default 1000)")
+    c.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    c.set_defaults(func=_cmd_hybrid_key)
+
+
+def _positive(name: str, value: float | None, allow_zero: bool = False) -> None:
+    if value is not None and not (math.isfinite(value) and (value >= 0 if allow_zero else value > 0)):
+        raise UsageError(f"{name}: a {'non-negative' if allow_zero else 'positive'} finite number, got {value}")
+
+
+def _kind(capture: Any) -> str | None:
+    """The excitation kind a simulated probe recorded in the capture's metadata, if any."""
+    exc = capture.metadata.get("excitation")
+    if isinstance(exc, str):
+        try:
+            exc = json.loads(exc)
+        except ValueError:
+            return None
+    return exc.get("kind") if isinstance(exc, dict) else None
+
+
+def _cmd_hybrid_key(args: argparse.Namespace) -> int:
+    from hapticam.capture_io import load_capture
+    from hapticam.identify.hybrid.key_fit import identify_hybrid_key
+    from hapticam.identify.hybrid.key_params import describe_roles
+    from hapticam.models.files import make_provenance, save_model
+    from hapticam.models.hybrid_key import coupling_for_device
+
+    out = Path(args.output)
+    if out.suffix.lower() not in MODEL_SUFFIXES:
+        raise UsageError(f"-o {args.output}: use a .yaml or .msgpack file name")
+    if not (out.parent if str(out.parent) else Path(".")).is_dir():
+        raise UsageError(f"-o {args.output}: folder {out.parent} does not exist")
+    _positive("--probe-stiffness", args.probe_stiffness)
+    _positive("--probe-damping", args.probe_damping, allow_zero=True)
+    _positive("--device-damping", args.device_damping)
+    _positive("--render-rate", args.render_rate)
+    captures, names = [], []
+    for path in args.captures:
+        cap = load_capture(path)
+        keep = cap.valid
+        name = Path(path).name if Path(path).name not in names else path
+        names.append(name)
+        captures.append((name, cap.t_s[keep], cap.x_m[keep], cap.f_N[keep], _kind(cap)))
+    tip = None if args.probe_stiffness is None else (args.probe_stiffness, args.probe_damping)
+    fit = identify_hybrid_key(captures, probe_tip=tip)
+    v = fit.values
+    kc, bc = coupling_for_device(args.device_damping, args.render_rate,
+                                 v["key_mass_kg"] + v["lever_ratio"] ** 2 * v["hammer_mass_kg"])
+    from hapticam.identify.hybrid.key_params import to_model
+
+    model = to_model({k: v[k] for k in v}, (kc, bc))
+    roles = describe_roles()
+    notes = [f"{name}: {role}: {roles[role]}" for name, role in fit.roles.items()]
+    notes += [f"fixed {k}: {why}" for k, why in fit.fixed.items()] + fit.notes
+    notes.append(f"rendering: key coupled to the handle, k_c = {kc:g} N/m, b_c = {bc:g} N s/m (device damping "
+                 f"{args.device_damping:g} N s/m at {args.render_rate:g} Hz: b > k_c T / 2 + b_c)")
+    prov = make_provenance("hybrid-key", settings={"probe_tip": tip, "device_damping_Nspm": args.device_damping,
+                                                   "render_rate_hz": args.render_rate},
+                           source_name=", ".join(names), metrics={"fit_percent_100Hz": fit.fit_percent}, notes=notes)
+    save_model(out, model, provenance=prov, uncertainty=fit.uncertainty())
+    summary = {"captures": fit.roles, "output": str(out), "parameters": model.to_dict(), "std_errors": fit.std_errors,
+               "fixed": fit.fixed, "fit_percent_100Hz": fit.fit_percent, "coupling": {"k_Npm": kc, "b_Nspm": bc},
+               "notes": fit.notes}
+    if args.json:
+        print(json.dumps(json_safe(summary)))
+        return 0
+    print(f"hybrid-key from {len(captures)} capture(s) -> {out}")
+    for name, role in fit.roles.items():
+        print(f"  {name}: {role} ({roles[role]}); fit (100 Hz) {fit.fit_percent[name]:.1f} %")
+    for name, se in fit.std_errors.items():
+        print(f"  {name:<20} {v[name]:>12.6g} +- {se:.3g}")
+    for name, why in fit.fixed.items():
+        print(f"  fixed {name}: {why}")
+    for note in fit.notes:
+        print(f"note: {note}")
+    return 0

@@ -1,0 +1,321 @@
+"""``identify hybrid-key``: fit the ``hybrid-key`` model to probe captures of a piano-like key.
+
+The captures carry position and force only (seed 000's probe). Each kind of capture identifies part of
+the model (:func:`~hapticam.identify.hybrid.key_params.describe_roles`):
+
+1. a slow press and release gives, in closed form, the quasi-static parameters and the escapement
+   geometry (:mod:`hapticam.identify.hybrid.key_static`): return spring, preload, let-off point and the
+   force drop there (the hammer's weight through the lever), check drop, repetition point, lever ratio,
+   hammer mass, keybed position and stiffness; their standard errors come from the Jacobian of the
+   simulated slow stroke's force (low-passed, as the closed form reads it);
+2. every capture together (the long periodic excitation among them) gives the parameters that enter the
+   key's force linearly, given the hammer: the kernel drives the key kinematically, so its force is
+   ``F = m_k a + k_r x + F_p + k_kb (x - x_kb)+ + b_kb v [x > x_kb] + R(t)`` with the hammer's reaction
+   ``R`` simulated at the current estimate; linear least squares (impacts, which a rigid kinematic key
+   cannot reproduce sample by sample, are left out by iterative 5-MAD rejection) gives the key mass,
+   return spring, preload, keybed stiffness and damping with their standard errors (a one-step
+   prediction-error fit of those terms, seed 002 section 4);
+3. strokes at graded speeds: the hammer leaves the jack at let-off and lands on the backcheck; the first
+   landing after each let-off is a force spike whose time the hammer's flight sets (the string height
+   when the hammer reaches the string; its restitution trades off against the height there and is kept
+   at its prior): least squares on those event times (seed 000 section 4: event times identify
+   parameters), standard errors from the Jacobian;
+4. an oscillation below let-off with the hammer bouncing: the first bounces' landing times give the
+   Hunt-Crossley ``alpha = b / k`` (the restitution of a Hunt-Crossley impact depends on alpha times the
+   impact speed only); ``k`` itself sets the sub-millisecond contact duration, which the probe's force
+   through its tip does not resolve, so it is fixed at ``PRIORS`` and reported as fixed; ``n`` is fixed
+   at 1.5 (seed 000 eq. 26) and gravity is known.
+
+Every standard error is ``sqrt(diag(s^2 (J^T J)^-1))`` with ``s^2 = RSS / (N - p)`` (seed 002 section 4).
+A parameter whose data are missing (no stroke reached the string, no capture pressed into the keybed) is
+fixed at its prior and reported as such.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from hapticam.errors import IdentificationError
+from hapticam.identify.hybrid.key_events import bounce_alpha, string_fit
+from hapticam.identify.hybrid.key_params import (FIXED_DEFAULTS, Prepared, classify, describe_roles, prepare,
+                                                 to_model)
+from hapticam.identify.hybrid.key_static import smooth, static_estimates
+from hapticam.models.hybrid_key import FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, HybridKey
+
+#: Priors for what the captures do not identify (a grand action's typical values).
+PRIORS = {"key_mass_kg": 0.03, "keybed_b_Nspm": 50.0, "contact_k_Npm": 5e6, "contact_alpha_spm": 2.0,
+          "string_restitution": 0.5}
+#: A parameter whose standard error exceeds this fraction of its value is reported as not identified.
+MAX_RELATIVE_SE = 0.5
+#: Low-pass (Hz) of the slow stroke's force for the static parameters' standard errors.
+SLOW_CUTOFF_HZ = 20.0
+#: Parameters whose standard errors come from the slow stroke's Jacobian.
+STATIC_FREE = ("hammer_mass_kg", "lever_ratio", "let_off_m", "check_drop_m", "repetition_m", "keybed_m")
+
+
+@dataclass
+class KeyFit:
+    """Result of :func:`identify_hybrid_key`: the model, every parameter's value and standard error (SI
+    units; NaN where fixed), what was fixed and why, the captures' roles and fits, notes."""
+
+    model: HybridKey
+    values: dict[str, float]
+    std_errors: dict[str, float]
+    fixed: dict[str, str]
+    roles: dict[str, str]
+    fit_percent: dict[str, float]
+    notes: list[str] = field(default_factory=list)
+
+    def uncertainty(self) -> dict[str, Any]:
+        """Standard errors in the model file's parameter layout (the contact's under ``contact``)."""
+        out: dict[str, Any] = {}
+        for name, se in self.std_errors.items():
+            if not math.isfinite(se):
+                continue
+            if name in ("contact_k_Npm", "contact_b_Nspm"):
+                out.setdefault("contact", {})[name[len("contact_"):]] = float(se)
+            elif name in self.model.to_dict():
+                out[name] = float(se)
+        return out
+
+
+def fit_percent(f_N: np.ndarray, pred_N: np.ndarray) -> float:
+    """Fit (%) = 100 (1 - ||F - F_model|| / ||F - mean F||)  (seed 003 eq. 53)."""
+    den = float(np.linalg.norm(f_N - np.mean(f_N)))
+    return float(100.0 * (1.0 - np.linalg.norm(f_N - pred_N) / den)) if den > 0 else float("nan")
+
+
+def jacobian_errors(residual: Callable[[np.ndarray], np.ndarray], z: np.ndarray, rel_step: float = 1e-3
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Forward-difference Jacobian of ``residual`` at ``z`` and the standard errors of ``z``:
+    sqrt(diag(s^2 (J^T J)^+)), s^2 = RSS / (N - p)."""
+    r0 = residual(z)
+    J = np.empty((r0.size, z.size))
+    for i in range(z.size):
+        h = rel_step * max(abs(z[i]), 1e-12)
+        zi = z.copy()
+        zi[i] += h
+        J[:, i] = (residual(zi) - r0) / h
+    s2 = float(r0 @ r0) / max(r0.size - z.size, 1)
+    cov = s2 * np.linalg.pinv(J.T @ J)
+    return J, np.sqrt(np.clip(np.diag(cov), 0.0, None))
+
+
+def correlation_inflation(r: np.ndarray, max_lag: int = 200) -> float:
+    """Variance inflation of a mean over correlated residuals, 1 + 2 sum_k rho_k (lags until rho first
+    drops below 0, at most ``max_lag``): the least-squares standard errors assume white residuals, a
+    model's misfit is not (N / inflation is the effective number of samples)."""
+    r = r - r.mean()
+    den = float(r @ r)
+    total = 1.0
+    for k in range(1, min(max_lag, r.size // 4)):
+        rho = float(r[:-k] @ r[k:]) / den if den > 0 else 0.0
+        if rho <= 0.0:
+            break
+        total += 2.0 * rho
+    return total
+
+
+def _static_errors(slow: Prepared, values: dict[str, float]) -> dict[str, float]:
+    """Standard errors of the slow stroke's nonlinear parameters from the Jacobian of its simulated,
+    low-passed force (every 10th sample of the low-passed residual: about independent)."""
+    step = max(1, int(round(1.0 / (10.0 * SLOW_CUTOFF_HZ * slow.dt_s))))
+    target = smooth(slow.f_N, slow.dt_s, SLOW_CUTOFF_HZ)[slow.use][::step]
+
+    def residual(z: np.ndarray) -> np.ndarray:
+        v = dict(values, **dict(zip(STATIC_FREE, z)))
+        return smooth(slow.predict(to_model(v)), slow.dt_s, SLOW_CUTOFF_HZ)[slow.use][::step] - target
+
+    z = np.array([values[n] for n in STATIC_FREE])
+    _, se = jacobian_errors(residual, z)
+    return dict(zip(STATIC_FREE, (float(s) for s in se)))
+
+
+def key_force_terms(prep: Prepared, values: dict[str, float], phase: str
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Regressors of the key's linear terms [a, x, 1, (x - x_kb)+, v [x > x_kb]], the hammer's reaction R (N)
+    simulated at ``values`` (the kernel's force minus its key terms) and the samples of ``phase``: ``jack``
+    (the simulated hammer has rested on the jack, below let-off, with no landing or lift-off within
+    ``QUIET_S``: the real one rests there too, whatever bounces came before), ``flight`` (the hammer away
+    from the key, ``FLIGHT_MARGIN_S`` from its events, above the keybed: the force is the key's alone,
+    whatever the hammer's estimates) or ``keybed`` (the key pressed ``20 um`` into the keybed, the
+    keybed's force clear of its clamp at zero)."""
+    x, v, a = prep.x_m, prep.v_mps, prep.a_mps2
+    x_kb = values["keybed_m"]
+    on = x > x_kb
+    phi = np.column_stack([a, x, np.ones_like(x), np.where(on, x - x_kb, 0.0), np.where(on, v, 0.0)])
+    trace = to_model(values).simulate(x, prep.dt_s, v_mps=v, a_mps2=a)
+    theta = np.array([values[n] for n in LINEAR])
+    kb = phi[:, 3:] @ theta[3:]
+    key = phi[:, :3] @ theta[:3] + np.maximum(kb, 0.0)      # the keybed never pulls (max(0, .))
+    t = np.arange(x.size) * prep.dt_s
+    margin = FLIGHT_MARGIN_S if phase == "flight" else QUIET_S
+    near = np.zeros(x.size, dtype=bool)
+    for te in trace.event_time_s:
+        near |= np.abs(t - te) < margin
+    if phase == "jack":
+        mask = ((trace.flags & FLAG_CONTACT) != 0) & ((trace.flags & FLAG_ESCAPED) == 0) & ~near & (x < values["let_off_m"])
+    elif phase == "flight":
+        mask = ((trace.flags & FLAG_FLIGHT) != 0) & ~near & (x < x_kb)
+    else:   # on the keybed and far from its clamp (the keybed never pulls: max(0, k (x - x_kb) + b v))
+        mask = (x > x_kb + 20e-6) & (kb > 0.5 * values["keybed_k_Npm"] * (x - x_kb))
+    return phi, trace.force_N - key, mask
+
+
+LINEAR = ("key_mass_kg", "return_spring_Npm", "preload_N", "keybed_k_Npm", "keybed_b_Nspm")
+#: A sample counts for the linear terms when no hammer event is nearer than this (s).
+QUIET_S = 0.03
+FLIGHT_MARGIN_S = 0.005
+
+
+def linear_terms(preps: Sequence[Prepared], values: dict[str, float], free: Sequence[str], phase: str
+                 ) -> tuple[dict[str, float], dict[str, float]]:
+    """Weighted least squares of the ``free`` linear key terms over the captures' quiet samples given the
+    simulated hammer (module step 2), the other terms at ``values``; outliers rejected at 5 MADs.
+    Returns values and standard errors (parameters without excitation are left out)."""
+    rows, ys, ws = [], [], []
+    idx = [LINEAR.index(n) for n in free]
+    rest = [i for i in range(len(LINEAR)) if i not in idx]
+    for p in preps:
+        phi, reaction, quiet = key_force_terms(p, values, phase)
+        use = p.use[quiet[p.use]]
+        fixed_part = phi[use][:, rest] @ np.array([values[LINEAR[i]] for i in rest])
+        rows.append(phi[use][:, idx])
+        ys.append(p.f_N[use] - reaction[use] - fixed_part)
+        ws.append(np.full(use.size, 1.0 / p.noise_N))
+    X, y, w = np.vstack(rows), np.concatenate(ys), np.concatenate(ws)
+    if y.size == 0:
+        return {}, {}
+    cols = [j for j in range(X.shape[1]) if np.ptp(X[:, j]) > 0 or LINEAR[idx[j]] == "preload_N"]
+    if not cols or y.size < 10 * len(cols):
+        return {}, {}
+    keep = np.ones(y.size, dtype=bool)
+    for _ in range(3):
+        A = X[keep][:, cols] * w[keep, None]
+        theta, *_ = np.linalg.lstsq(A, y[keep] * w[keep], rcond=None)
+        r = (y - X[:, cols] @ theta) * w
+        mad = 1.4826 * np.median(np.abs(r[keep] - np.median(r[keep])))
+        keep = np.abs(r - np.median(r[keep])) < 5.0 * mad
+    A = X[keep][:, cols] * w[keep, None]
+    r = y[keep] * w[keep] - A @ theta
+    s2 = float(r @ r) / max(A.shape[0] - A.shape[1], 1) * correlation_inflation(r)
+    se = np.sqrt(np.diag(s2 * np.linalg.pinv(A.T @ A)))
+    names = [free[j] for j in cols]
+    return dict(zip(names, (float(v) for v in theta))), dict(zip(names, (float(s) for s in se)))
+
+
+def _keybed(preps: Sequence[Prepared], values: dict[str, float], se: dict[str, float]) -> None:
+    """Keybed stiffness, damping and position from the samples pressed into it: F - R - (key terms) =
+    k_kb (x - x_kb) + b_kb v + c, the intercept c moving the keybed by -c / k_kb (updates in place)."""
+    lin, lin_se = linear_terms(preps, values, ("keybed_k_Npm", "keybed_b_Nspm", "preload_N"), "keybed")
+    if "keybed_k_Npm" not in lin or not lin["keybed_k_Npm"] > 0.0:
+        return
+    shift = (lin.pop("preload_N") - values["preload_N"]) / lin["keybed_k_Npm"]
+    values.update(lin, keybed_m=values["keybed_m"] - shift)
+    se.update({k: v for k, v in lin_se.items() if k != "preload_N"},
+              keybed_m=lin_se["preload_N"] / lin["keybed_k_Npm"])
+
+
+Captures = Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray, "str | None"]]
+
+
+def _group(captures: Captures) -> tuple[dict[str, list[Prepared]], dict[str, str]]:
+    """Prepare the captures and sort them by role (the slow stroke first: its let-off tells a bounce)."""
+    roles = {c[0]: classify(c[1], c[2], kind=c[4]) for c in captures}
+    if "slow" not in roles.values():
+        raise IdentificationError("identify hybrid-key: needs a slow press and release past let-off onto the keybed "
+                                  "(e.g. hapticam probe ... --excitation triangle --duration 4)")
+    groups: dict[str, list[Prepared]] = {"slow": [], "bounce": [], "stroke": [], "periodic": []}
+    let_off = None
+    for name, t, x, f, kind in sorted(captures, key=lambda c: roles[c[0]] != "slow"):
+        if let_off is not None:
+            roles[name] = classify(t, x, let_off, kind)
+        groups[roles[name]].append(prepare(name, roles[name], t, x, f))
+        if let_off is None:
+            let_off = static_estimates(t, x, f, FIXED_DEFAULTS["gravity_mps2"]).let_off_m
+    return groups, roles
+
+
+def identify_hybrid_key(captures: Captures, *,
+                        coupling: tuple[float, float] | None = None,
+                        probe_tip: tuple[float, float] | None = None,
+                        progress: Callable[[str], None] | None = None) -> KeyFit:
+    """Fit the hybrid key to captures ``(name, t_s, x_m, f_N, excitation kind or None)`` (module docstring;
+    the kind, e.g. ``"strokes"``, names the capture's role when known); ``probe_tip``: the probe tip's
+    stiffness (N/m) and damping (N s/m) when known, through which the probe pulls the key in the contact
+    fit (the key's recoil on a landing); ``coupling``: the
+    ``(k_c, b_c)`` written into the model for rendering (the fit drives the key with the captured position)."""
+    say = progress or (lambda _msg: None)
+    if not captures:
+        raise IdentificationError("identify hybrid-key: give at least one capture")
+    groups, roles = _group(captures)
+    slow = groups["slow"][0]
+    st = static_estimates(np.arange(slow.f_N.size) * slow.dt_s, slow.x_m, slow.f_N, FIXED_DEFAULTS["gravity_mps2"])
+    values = {"return_spring_Npm": st.return_spring_Npm, "preload_N": st.preload_N, "hammer_mass_kg": st.hammer_mass_kg,
+              "lever_ratio": st.lever_ratio, "let_off_m": st.let_off_m, "check_drop_m": st.check_drop_m,
+              "repetition_m": st.repetition_m, "keybed_m": st.keybed_m, "keybed_k_Npm": max(st.keybed_k_Npm, 0.0),
+              "key_mass_kg": PRIORS["key_mass_kg"], "keybed_b_Nspm": PRIORS["keybed_b_Nspm"],
+              "contact_k_Npm": PRIORS["contact_k_Npm"],
+              "contact_b_Nspm": PRIORS["contact_alpha_spm"] * PRIORS["contact_k_Npm"],
+              "string_restitution": PRIORS["string_restitution"]}
+    values["string_height_m"] = values["lever_ratio"] * values["keybed_m"] + 0.02   # out of reach until fitted
+    notes, fixed = list(st.notes), {"contact_n": "fixed at 1.5 (seed 000 eq. 26)", "gravity_mps2": "known, 9.81 m/s^2",
+                                    "contact_k_Npm": f"fixed at {PRIORS['contact_k_Npm']:g} N/m^1.5: the contact's "
+                                    "sub-millisecond duration is not resolved by the force through the probe's tip"}
+    say("slow stroke: closed-form estimates")
+    se = _static_errors(slow, values)
+    every = [p for g in groups.values() for p in g]
+    lin, lin_se = linear_terms([slow], values, ("return_spring_Npm", "preload_N"), "jack")
+    values.update(lin)
+    se.update(lin_se)
+    if groups["stroke"]:
+        vals, errs, note = string_fit(groups["stroke"], values)
+        values.update(vals)
+        se.update(errs)
+        notes.append(note)
+        say("strokes: string height and restitution from landing times")
+    fixed["string_restitution"] = (f"kept at {values['string_restitution']:g}: in the landing times after let-off "
+                                   "it trades off against the string height")
+    if "string_height_m" not in se:
+        values["string_height_m"] = values["lever_ratio"] * values["keybed_m"] + 0.02
+        fixed["string_height_m"] = "no stroke reached the string: kept out of reach"
+    dynamic = groups["stroke"] + groups["periodic"]
+    lin, lin_se = linear_terms(dynamic or groups["slow"], values, ("key_mass_kg",), "flight")
+    values.update(lin)
+    se.update(lin_se)
+    _keybed(groups["slow"], values, se)
+    say("slow stroke and strokes: key mass and keybed by least squares on the simulated hammer")
+    alpha = math.nan
+    if groups["bounce"]:
+        alpha, alpha_se, note = bounce_alpha(groups["bounce"][0], values, probe_tip)
+        notes.append(note)
+        if math.isfinite(alpha) and not alpha_se < MAX_RELATIVE_SE * alpha:
+            fixed["contact_b_Nspm"] = (f"the oscillation's landings do not pin alpha = b / k (alpha {alpha:.3g} s/m, "
+                                       f"standard error {alpha_se:.3g}): kept at alpha k = {values['contact_b_Nspm']:g}")
+            alpha = math.nan
+    if math.isfinite(alpha):
+        values["contact_b_Nspm"] = alpha * values["contact_k_Npm"]
+        se["contact_b_Nspm"] = alpha_se * values["contact_k_Npm"]
+        say("oscillation: Hunt-Crossley alpha = b / k from the first landings")
+    elif "contact_b_Nspm" not in fixed:
+        fixed["contact_b_Nspm"] = (f"no bouncing oscillation below let-off: kept at alpha k = "
+                                   f"{values['contact_b_Nspm']:g}")
+    for name in ("keybed_b_Nspm", "key_mass_kg"):
+        if name not in se or not math.isfinite(se[name]):
+            fixed[name] = f"not excited by these captures: kept at {values[name]:g}"
+    model = to_model(values, coupling)
+    plain = to_model(values)
+    fits = {p.name: fit_percent(smooth(p.f_N, p.dt_s, 100.0)[p.use], smooth(p.predict(plain), p.dt_s, 100.0)[p.use])
+            for p in every}
+    notes.append("the force sensor's constant bias cannot be told from the preload: it is part of preload_N")
+    std = {n: float(se.get(n, math.nan)) for n in values if n not in fixed}
+    return KeyFit(model=model, values={**values, **FIXED_DEFAULTS}, std_errors=std, fixed=fixed, roles=roles,
+                  fit_percent=fits, notes=notes)
+
+
+__all__ = ["KeyFit", "identify_hybrid_key", "fit_percent", "describe_roles", "PRIORS"]

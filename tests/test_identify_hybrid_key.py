@@ -1,0 +1,117 @@
+"""``identify hybrid-key`` against a hybrid-key target with known parameters drawn at random (seeded).
+
+The target (devices/piano_key.py) is the model's own physics behind the probe's stiff tip, probed at
+10 kHz with the probe's sensor noise, quantisation and bias; every parameter the fit reports as identified
+must be within 5 % of the truth or within 3 of its reported standard errors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from hapticam.cli import main
+from hapticam.devices.excitations import make_excitation
+from hapticam.devices.piano_key import KeyStrokes
+from hapticam.devices.probe import ProbeSpec, probe
+from hapticam.devices.targets import get_target
+from hapticam.identify.hybrid.key_fit import identify_hybrid_key
+from hapticam.identify.hybrid.key_static import static_estimates
+from hapticam.models.files import load_model
+
+RATE_HZ = 10_000.0
+
+
+def draw_target(seed: int):
+    """A hybrid-key target with parameters drawn around a grand action's (geometry kept valid)."""
+    rng = np.random.default_rng(seed)
+    u = rng.uniform
+    r, x_l, x_r = u(4.0, 6.0), u(8.0e-3, 9.0e-3), u(3.0e-3, 5.0e-3)
+    return get_target("hybrid-key", key_mass_kg=u(0.02, 0.05), return_spring_Npm=u(5.0, 20.0), preload_N=u(0.1, 0.3),
+                      hammer_mass_kg=u(0.007, 0.013), lever_ratio=r, contact_b_Nspm=5e6 * u(1.5, 4.0),
+                      let_off_m=x_l, repetition_m=x_r, check_drop_m=min(u(0.015, 0.022), 0.9 * r * (x_l - x_r)),
+                      keybed_m=x_l + u(1.2e-3, 2.0e-3), string_height_m=r * x_l + u(2e-3, 4e-3),
+                      string_restitution=u(0.3, 0.6), keybed_k_Npm=u(5e4, 2e5), keybed_b_Nspm=u(50.0, 150.0))
+
+
+def captures_of(target, seed: int = 0) -> list:
+    lo, hi = target.probe_range_m()
+    x_l = target.let_off_m
+    excitations = {"slow": make_excitation("triangle", lo, hi, 4.0), "strokes": KeyStrokes(lo, hi),
+                   "bounce": make_excitation("sine", 0.45 * x_l, 0.55 * x_l, 1.0, frequency_hz=12.0),
+                   "periodic": make_excitation("sweep", lo, hi, 4.0)}
+    out = []
+    for name, exc in excitations.items():
+        cap = probe(target, exc, sample_rate_hz=RATE_HZ, seed=seed)
+        out.append((name, cap.t_s, cap.x_m, cap.f_N, exc.metadata()["kind"]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def drawn():
+    target = draw_target(12)
+    caps = captures_of(target)
+    fit = identify_hybrid_key(caps, probe_tip=(target.pad_Npm, target.pad_Nspm))
+    return target, caps, fit
+
+
+def test_static_estimates_match_the_closed_forms_of_a_slow_stroke(drawn):
+    """The slow stroke's closed forms alone (k_r, the weight through the lever, the escapement geometry)."""
+    target, caps, _ = drawn
+    name, t, x, f, _ = caps[0]
+    st = static_estimates(t, x, f)
+    weight = target.lever_ratio * target.hammer_mass_kg * target.gravity_mps2     # r m_h g
+    assert st.weight_through_lever_N == pytest.approx(weight, rel=0.02)
+    assert st.let_off_m == pytest.approx(target.let_off_m, abs=20e-6)
+    assert st.check_drop_m == pytest.approx(target.check_drop_m, rel=0.02)        # d_c = g t_f^2 / 2
+    assert st.repetition_m == pytest.approx(target.repetition_m, rel=0.03)
+
+
+def test_every_identified_parameter_is_within_5_percent_or_3_standard_errors(drawn):
+    target, _, fit = drawn
+    truth = {n: getattr(target, n) for n in ("return_spring_Npm", "hammer_mass_kg", "lever_ratio", "key_mass_kg",
+                                             "let_off_m", "check_drop_m", "repetition_m", "keybed_m", "keybed_k_Npm",
+                                             "keybed_b_Nspm", "string_height_m", "string_restitution")}
+    truth["preload_N"] = target.preload_N + ProbeSpec().force_bias_N   # the sensor's bias adds to the preload
+    truth["contact_b_Nspm"] = target.contact_b_Nspm
+    assert {"contact_n", "gravity_mps2", "contact_k_Npm"} <= set(fit.fixed)
+    identified = [n for n in truth if n not in fit.fixed]
+    assert len(identified) >= 11
+    for name in identified:
+        value, se = fit.values[name], fit.std_errors[name]
+        assert math.isfinite(se) and se > 0, name
+        assert abs(value - truth[name]) <= max(0.05 * abs(truth[name]), 3.0 * se), (name, value, truth[name], se)
+
+
+def test_identify_cli_writes_the_model_with_its_uncertainty(tmp_path, capsys):
+    from hapticam.capture_io import save_capture
+    from hapticam.capture import Capture
+
+    target = get_target("hybrid-key")
+    paths = []
+    for name, t, x, f, kind in captures_of(target)[:2]:
+        path = tmp_path / f"{name}.npz"
+        save_capture(path, Capture.from_arrays(t, x, f, metadata={"excitation": {"kind": kind}}))
+        paths.append(str(path))
+    out = tmp_path / "key.yaml"
+    assert main(["identify", "hybrid-key", *paths, "-o", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    model, doc = load_model(out)
+    assert model.kind == "hybrid-key" and model.coupling_k_Npm == pytest.approx(summary["coupling"]["k_Npm"])
+    assert doc.uncertainty["lever_ratio"] > 0 and "contact_k_Npm" in summary["fixed"]
+    assert model.lever_ratio == pytest.approx(target.lever_ratio, rel=0.05)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["identify", "hybrid-key", "nope.npz", "-o", "k.yaml"], "nope.npz"),
+    (["identify", "hybrid-key", "x.npz", "-o", "k.txt"], "-o k.txt"),
+    (["identify", "hybrid-key", "x.npz", "-o", "k.yaml", "--probe-stiffness", "-3"], "--probe-stiffness"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
