@@ -4,7 +4,7 @@
 with :func:`dataclasses.replace` or the factory's keyword arguments)::
 
     >>> from hapticam.devices.targets import TARGETS, get_target
-    >>> sorted(TARGETS)
+    >>> sorted(TARGETS)  # doctest: +NORMALIZE_WHITESPACE
     ['clicky-switch', 'friction-key', 'hybrid-key', 'knob', 'linear-switch', 'piano-key', 'tactile-switch',
      'test-device', 'toggle-switch']
     >>> get_target("tactile-switch", preload_N=0.35).preload_N
