@@ -47,6 +47,7 @@ from hapticam.models.kernels import model_force
 from hapticam.render.clock import now_ns, request_realtime
 from hapticam.render.layout import HIST_BIN_NS, R_AUX1, R_LATE
 from hapticam.render.loop import LoopConfig, ServoLoop
+from hapticam.render.bench_plot import tail_from_histogram, tail_from_samples
 from hapticam.render.stats import hist_percentile_us
 
 BENCH_MODEL = "example:linear-key"
@@ -98,6 +99,7 @@ def run_hapticam(model: Any, seconds: float, rate_hz: float = 1000.0) -> dict[st
     st = loop.stop()
     out = _summary(None, loop.hist, st.misses, st.ticks, st.scheduling)
     out["max_us"] = st.lateness_max_us
+    out["tail"] = tail_from_histogram(loop.hist)
     return out
 
 
@@ -147,6 +149,7 @@ def run_python(model: Any, seconds: float, rate_hz: float = 1000.0) -> dict[str,
                 deadline += lost * period_ns
         result.update(_summary(lateness, None, missed, n, scheduling))
         result["max_us"] = float(lateness.max() * 1e-3)
+        result["tail"] = tail_from_samples(lateness)
 
     th = threading.Thread(target=body, name="bench-python-loop")
     th.start()

@@ -76,6 +76,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     b.add_argument("--json", action="store_true", help="print the results as one JSON object (nothing else on stdout)")
     b.add_argument("--json-file", metavar="FILE", help="also write the results as JSON to FILE")
     b.add_argument("--seconds", type=float, default=10.0, help="seconds per run (default 10)")
+    b.add_argument("--plot", metavar="PNG", default=None,
+                   help="also draw the loops' lateness distributions (fraction of ticks later than each lateness)")
     b.add_argument("--device", choices=("phantom", "serial", "zmq"), default=None,
                    help="time a device adapter on its emulator beside the simulator (tick gap, round trip, lateness)")
     b.set_defaults(func=_cmd_bench)
@@ -271,6 +273,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     _positive("--seconds", args.seconds)
     _finite("--seconds", args.seconds)
     check_output_file("--json-file", args.json_file)
+    check_output_file("--plot", args.plot)
+    if args.plot is not None and args.device is not None:
+        raise UsageError("--plot draws the loop bench's distributions; it does not go with --device")
     from hapticam.render.clock import enable_hygiene
 
     enable_hygiene()                  # HAPTICAM_RT_HYGIENE selects parts (mlock, prefault, affinity)
@@ -282,5 +287,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         report_json(results, args.json, args.json_file, format_device_table)
         return 0
     results = run_bench(seconds=args.seconds, progress=progress)
+    if args.plot is not None:
+        from hapticam.render.bench_plot import plot_lateness
+
+        results["plot"] = str(plot_lateness(results, args.plot))
     report_json(results, args.json, args.json_file, format_table)
     return 0
