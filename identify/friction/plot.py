@@ -69,6 +69,7 @@ def estimates_figure(t_s: np.ndarray, e_norm: np.ndarray, z_over_truth: np.ndarr
     plt = _pyplot()
     fig, (ax_e, ax_z, ax_c) = plt.subplots(3, 1, figsize=(9.0, 9.0))
     ax_e.semilogy(t_s, np.maximum(e_norm, 1e-12), color=COLOURS[0], lw=0.6)
+    ax_e.set_ylim(bottom=1e-5)
     ax_e.set_ylabel("|e| observer (rad/s)")
     ax_e.set_xlabel("time (s)")
     for i, name in enumerate(names):
