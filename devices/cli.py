@@ -23,10 +23,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from hapticam.devices.excitations import EXCITATION_KINDS
 from hapticam.errors import UsageError
 from hapticam.fileio import check_output_file, json_safe, report_json
 
-_EXCITATIONS = ("sweep", "sine", "triangle", "multisine", "step")
+_EXCITATIONS = EXCITATION_KINDS
 _SUFFIXES = (".csv", ".npz")
 
 
@@ -177,9 +178,18 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     from hapticam.capture_io import save_capture
 
     lo, hi = target.probe_range_m()
+    rotary = getattr(target, "axis", "linear") == "rotary"
+    if rotary and (args.amplitude_mm is not None or args.center_mm is not None):
+        raise UsageError(f"{target.name} is rotary (rad): --amplitude-mm and --center-mm do not apply; "
+                         "its range is one turn, or set it with --set")
+    if rotary and args.excitation not in ("spin-down", "turns"):
+        raise UsageError(f"{target.name} is rotary: use --excitation spin-down or turns (a position-controlled "
+                         f"{args.excitation} brakes the knob until the drive lets go)")
+    if not rotary and args.excitation in ("spin-down", "turns"):
+        raise UsageError(f"--excitation {args.excitation} is for rotary targets (knob)")
     amp = 0.5 * (hi - lo) if args.amplitude_mm is None else 1e-3 * args.amplitude_mm
     centre = lo + amp if args.center_mm is None else 1e-3 * args.center_mm
-    if amp > 1.0 or abs(centre) > 1.0:
+    if not rotary and (amp > 1.0 or abs(centre) > 1.0):
         raise UsageError(f"travel of {2e3 * amp:g} mm around {1e3 * centre:g} mm is beyond the probe's 1 m reach")
     excitation = make_excitation(args.excitation, centre - amp, centre + amp, args.duration,
                                  frequency_hz=args.frequency_hz,
@@ -197,11 +207,12 @@ def _cmd_probe(args: argparse.Namespace) -> int:
                                     "saturated_steps": run.metadata["saturated_steps"],
                                     "compute_s": run.metadata["compute_s"]})))
         return 0
-    print(f"{target.name}: {excitation.metadata()['kind']} over {1e3 * (centre - amp):.3g} to "
-          f"{1e3 * (centre + amp):.3g} mm, {capture.n} samples at {args.rate:g} Hz ({excitation.duration_s:g} s), "
-          f"force {capture.f_N.min():.4g} to {capture.f_N.max():.4g} N, simulated in "
+    scale, unit, fu = (1.0, "rad", "N m") if rotary else (1e3, "mm", "N")
+    print(f"{target.name}: {excitation.metadata()['kind']} over {scale * (centre - amp):.3g} to "
+          f"{scale * (centre + amp):.3g} {unit}, {capture.n} samples at {args.rate:g} Hz ({excitation.duration_s:g} s), "
+          f"{'torque' if rotary else 'force'} {capture.f_N.min():.4g} to {capture.f_N.max():.4g} {fu}, simulated in "
           f"{run.metadata['compute_s']:.2f} s -> {out}")
-    if run.metadata["saturated_steps"]:
+    if run.metadata["saturated_steps"] and args.excitation != "spin-down":     # a spin-down's drive lets go by design
         print(f"note: the probe's motor hit its {spec.force_limit_N:g} N limit in {run.metadata['saturated_steps']} "
               f"internal steps; the probe did not follow the command there")
     return 0
