@@ -157,6 +157,10 @@ def format_table(r: dict[str, Any]) -> str:
         from hapticam.identify.hybrid.hopper_bench import format_rows as hopper_rows
 
         lines += ["", hopper_rows(r["hopper"])]
+    if r.get("piano_key"):
+        from hapticam.identify.hybrid.key_bench import format_key_rows
+
+        lines += ["", format_key_rows(r["piano_key"])]
     pipe = r.get("pipeline") or []
     if pipe:
         lines += ["", f"{'whole pipeline per capture':<34}{'samples':>8}{'passive s':>11}{'free s':>9}"

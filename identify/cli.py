@@ -241,6 +241,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from hapticam.identify.contact.bench import bench_contact
 
     results["contact"] = bench_contact(quick=args.samples < 100_000, repeat=args.repeat)
+    from hapticam.identify.hybrid.key_bench import bench_key
+
+    results["piano_key"] = bench_key(quick=args.samples < 100_000, repeat=args.repeat)
     if folder.is_dir():
         results["pipeline"] = run_pipeline_bench(folder, repeat=args.repeat)
     else:

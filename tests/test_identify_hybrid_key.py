@@ -115,3 +115,20 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path, monke
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_bench_peer_solve_ivp_simulates_the_same_key():
+    """The bench's plain-scipy peer (solve_ivp with events) and the compiled kernel give the same low-passed
+    force through let-off, so the bench times the same computation."""
+    from hapticam.identify.hybrid.key_bench import TRUTH, peer_force, synthetic_captures
+    from hapticam.identify.hybrid.key_params import from_model
+    from hapticam.identify.hybrid.key_static import smooth
+    from hapticam.models.hybrid_key import HybridKey
+
+    _, t, x, _, _ = synthetic_captures()[0]
+    sel = (t >= 1.2) & (t < 2.2)                            # 6 mm to the keybed: let-off, flight, landing
+    ts, xs = t[sel] - t[sel][0], x[sel]
+    key = HybridKey(**TRUTH)
+    ours = smooth(key.simulate(xs, 1e-4).force_N, 1e-4, 20.0)
+    peer = smooth(peer_force(from_model(key), ts, xs), 1e-4, 20.0)
+    assert np.max(np.abs(ours - peer)[500:-500]) < 0.01 * np.ptp(ours)
