@@ -132,3 +132,20 @@ def test_bench_peer_solve_ivp_simulates_the_same_key():
     ours = smooth(key.simulate(xs, 1e-4).force_N, 1e-4, 20.0)
     peer = smooth(peer_force(from_model(key), ts, xs), 1e-4, 20.0)
     assert np.max(np.abs(ours - peer)[500:-500]) < 0.01 * np.ptp(ours)
+
+
+def test_verify_of_the_identified_model_on_a_held_out_press_fits_95_percent(drawn):
+    """The identified model, coupled to the simulated device's handle for 1 kHz, replayed through the servo
+    loop along a held-out slow press and release (another seed, the probe's default 4 kHz) by
+    ``hapticam verify``'s comparison: fit >= 95 % (seed 003 eq. 53) and passive."""
+    from hapticam.identify.hybrid.key_params import to_model
+    from hapticam.models.hybrid_key import coupling_for_device
+    from hapticam.render.verify import verify
+
+    target, _, fit = drawn
+    v = fit.values
+    model = to_model(v, coupling_for_device(2.0, 1000.0, v["key_mass_kg"] + v["lever_ratio"] ** 2 * v["hammer_mass_kg"]))
+    lo, hi = target.probe_range_m()
+    held_out = probe(target, make_excitation("triangle", lo, hi, 4.0), seed=7)
+    check = verify(model, held_out)
+    assert check.fit_percent >= 95.0 and check.passive
