@@ -141,6 +141,18 @@ def test_optimum_is_that_of_scipy_least_squares_on_the_plain_simulation(record, 
     assert np.all(np.abs(moved) < 0.1), moved
 
 
+def test_scipy_least_squares_on_the_same_problem_agrees(record, fit: greybox.GreyBoxFit) -> None:
+    """solver="scipy" (least_squares, trf/lsmr on the same sparse sensitivities) lands on the same optimum,
+    with the same standard errors, after many more simulations."""
+    t, _, Xm = record
+    peer = greybox.fit_greybox(t, Xm[:, :2], Xm[:, 2:], solver="scipy")
+    assert np.all(np.abs(peer.combos - fit.combos) < 0.1 * fit.std_errors), (peer.combos - fit.combos) / fit.std_errors
+    np.testing.assert_allclose(peer.std_errors, fit.std_errors, rtol=0.01)
+    assert abs(peer.cost - fit.cost) < 0.05 and peer.nfev > 3 * fit.nfev
+    with pytest.raises(IdentificationError, match="solver"):
+        greybox.fit_greybox(t[:100], Xm[:100, :2], solver="newton")
+
+
 def test_naive_baseline_is_worse_and_slower(record, fit: greybox.GreyBoxFit) -> None:
     """All ten parameters by Nelder-Mead on the simulation error (a small budget in the test)."""
     t, _, Xm = record

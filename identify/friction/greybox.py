@@ -27,9 +27,9 @@ Why not a reduced problem (initial states fixed or projected out): the measured 
 a 0.5 s segment swamps the Stribeck terms (fixed states bias every estimate; residual variance ~5x the
 noise); projecting them out at the measured state drops derivative terms as large as the weak parameters'
 own (variable projection's Kaufman Jacobian is exact only where the initial states are optimal). And
-``scipy.optimize.least_squares`` on the same problem reaches the same optimum (a test checks it) but
-needs tens of Jacobians (with finite differences grouped by segment: ~180 simulations from the start on a
-5 s record) where this needs three simulations with sensitivities.
+``scipy.optimize.least_squares`` (``solver="scipy"``: ``trf`` with ``lsmr`` on the sparse Jacobian of the
+same sensitivities) reaches the same optimum (within 0.06 standard errors on seed 003's record) after ~20
+simulations where this needs three: ~15x slower (``hapticam bench identify`` measures it).
 
 The naive baseline (:func:`fit_naive`) is what seed 003 compares with: all ten parameters of eq. 5 by a
 general-purpose optimiser (Nelder-Mead on their logarithms) on the simulation error of one simulation over
@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
@@ -113,6 +114,45 @@ class _Problem:
         status = shooting_kernel(self.c, combos, self.squared, self.x0s(v), self.starts, self.h, self.meas,
                                  self.weights, self.xscale, self._none, self._none2, self.G)
         self.failed = status != 0
+
+    def residuals_jacobian(self, v: np.ndarray) -> tuple[np.ndarray, Any]:
+        """Weighted residuals and their sparse Jacobian by ``v`` (each row: the eight log-combinations and
+        its segment's four initial-state unknowns), for :func:`scipy.optimize.least_squares`."""
+        from scipy.sparse import csr_matrix
+
+        self.evaluations += 1
+        rows, m = self.meas.size, self.meas.shape[1]
+        res, jac = np.empty(rows), np.empty((rows, NC))
+        combos = self.scale * np.exp(v[:8])
+        if shooting_kernel(self.c, combos, self.squared, self.x0s(v), self.starts, self.h, self.meas, self.weights,
+                           self.xscale, res, jac, np.empty((0, 13, 13))) != 0:
+            raise IdentificationError("grey-box: the model cannot be simulated at a trial point")
+        seg = np.repeat(np.arange(self.nseg), np.diff(self.starts) * m)
+        cols = np.concatenate([np.broadcast_to(np.arange(8), (rows, 8)), 8 + 4 * seg[:, None] + np.arange(4)], axis=1)
+        data = np.concatenate([jac[:, 4:] * combos, jac[:, :4] * self.xscale], axis=1)  # d/dtheta = c d/dc
+        J = csr_matrix((data.ravel(), cols.ravel(), np.arange(0, NC * rows + 1, NC)), shape=(rows, v.size))
+        return res, J
+
+
+def _scipy_least_squares(prob: _Problem, v: np.ndarray) -> tuple[np.ndarray, int]:
+    """The same problem by :func:`scipy.optimize.least_squares` (``trf``, ``lsmr`` on the sparse Jacobian of
+    the same sensitivities): the peer :func:`_levenberg_marquardt` is measured against. Returns
+    ``(v, iterations)``; leaves the Gram matrices of the solution in ``prob``."""
+    from scipy.optimize import least_squares
+
+    cache: dict[bytes, tuple[np.ndarray, Any]] = {}
+
+    def both(x: np.ndarray) -> tuple[np.ndarray, Any]:
+        key = x.tobytes()
+        if key not in cache:
+            cache.clear()
+            cache[key] = prob.residuals_jacobian(x)
+        return cache[key]
+
+    sol = least_squares(lambda x: both(x)[0], v, jac=lambda x: both(x)[1], method="trf", tr_solver="lsmr",
+                        x_scale="jac", ftol=1e-12, xtol=1e-10, gtol=1e-10, max_nfev=200)
+    prob.evaluate(sol.x)
+    return sol.x, int(sol.nfev)
 
 
 def _normal_blocks(G: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -249,7 +289,7 @@ def _smooth(x: np.ndarray, h: float) -> np.ndarray:
 def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None = None,
                 guess: np.ndarray | None = None, sigma_q: float = paper.NOISE_ANGLE_RAD,
                 sigma_w: float = paper.NOISE_RATE_RADPS, segment_s: float | None = None,
-                squared: bool = True, pilot: bool | None = None) -> GreyBoxFit:
+                squared: bool = True, pilot: bool | None = None, solver: str = "lm") -> GreyBoxFit:
     """Identify the eight friction combinations from measured angles (and rates) of the passive pendulum.
 
     ``guess`` is eight combinations (default: :func:`equation_error_guess` from the data). ``q_meas`` and
@@ -258,6 +298,9 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
     ``segment_s``: the shooting segments' length (default :data:`SEGMENT_S`, angles only
     :data:`SEGMENT_S_ANGLES`). ``pilot``: first fit every :data:`PILOT_STRIDE`-th segment (for a poor
     ``guess``; default: only with angles only, whose start from differentiated angles is poorer).
+    ``solver``: ``"lm"`` (the Schur-complement Levenberg-Marquardt, default) or ``"scipy"``
+    (:func:`scipy.optimize.least_squares` on the same problem and sensitivities, the peer it is measured
+    against).
     """
     t0 = time.perf_counter()
     meas, h = _validate(t_s, q_meas, w_meas)
@@ -269,6 +312,8 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
     guess = np.asarray(guess, dtype=np.float64)
     if guess.shape != (8,) or not np.all(np.isfinite(guess)) or np.any(guess < 0) or np.any(guess[[2, 6]] <= 0):
         raise IdentificationError("grey-box: guess must be 8 finite combinations >= 0 with v_t > 0")
+    if solver not in ("lm", "scipy"):
+        raise IdentificationError(f"grey-box: solver must be 'lm' or 'scipy', got {solver!r}")
     if segment_s is None:
         segment_s = SEGMENT_S if w_meas is not None else SEGMENT_S_ANGLES
     pilot = w_meas is None if pilot is None else pilot
@@ -285,7 +330,8 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
         st = np.concatenate([[0], np.cumsum(starts[sub + 1] - starts[sub])]).astype(np.int64)
         prob = _Problem(np.ascontiguousarray(meas[keep]), weights, np.ascontiguousarray(x0s[sub]), st, h, scale,
                         xscale, squared)
-        v, its = _levenberg_marquardt(prob, np.concatenate([theta, np.zeros(4 * sub.size)]))
+        solve = _levenberg_marquardt if solver == "lm" else _scipy_least_squares
+        v, its = solve(prob, np.concatenate([theta, np.zeros(4 * sub.size)]))
         theta, iterations, nfev = v[:8], iterations + its, nfev + prob.evaluations
     U, W, _, V, _, rss = _normal_blocks(prob.G)
     info = V - np.einsum("sab,sac,scd->bd", W, np.linalg.inv(U), W)  # theta's information, initial states eliminated
