@@ -13,9 +13,10 @@ at its nominal value and ``mu_v = c4 / tanh(4 F_n / F_nt)`` reported; ``mu_d``, 
 
 Method (:func:`fit_greybox`): multiple-shooting output error. The record is cut into segments
 (:data:`SEGMENT_S`); each is simulated from its own initial state by the compiled RK4 of :mod:`.furuta`
-with its forward sensitivities by the segment's initial state and by the eight parameters (:mod:`.shooting`:
-the exact derivative of the RK4 map near friction reversals, a midpoint-Jacobian step elsewhere). The unknowns are the eight combinations (as logarithms, so
-they stay positive) and every segment's initial state (started at the measured state); residuals are the
+with its forward sensitivities by the segment's initial state and by the eight parameters
+(:mod:`.shooting`: the exact derivative of the RK4 map near friction reversals, a midpoint-Jacobian step
+elsewhere). The unknowns are the eight combinations (as logarithms, so they stay positive) and every
+segment's initial state (started at the measured state); residuals are the
 angles and, if given, the measured rates, each divided by its noise. The initial states are nuisance
 parameters: a Levenberg-Marquardt iteration eliminates them by the Schur complement at each step (the
 structure bundle adjustment exploits), so one step costs one simulation plus 8 x 8 algebra. A start comes
@@ -29,7 +30,7 @@ noise); projecting them out at the measured state drops derivative terms as larg
 own (variable projection's Kaufman Jacobian is exact only where the initial states are optimal). And
 ``scipy.optimize.least_squares`` (``solver="scipy"``: ``trf`` with ``lsmr`` on the sparse Jacobian of the
 same sensitivities) reaches the same optimum (within 0.06 standard errors on seed 003's record) after ~20
-simulations where this needs three: ~15x slower (``hapticam bench identify`` measures it).
+simulations where this needs three: 15-40x slower here (``hapticam bench identify`` measures it).
 
 The naive baseline (:func:`fit_naive`) is what seed 003 compares with: all ten parameters of eq. 5 by a
 general-purpose optimiser (Nelder-Mead on their logarithms) on the simulation error of one simulation over

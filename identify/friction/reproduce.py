@@ -93,7 +93,8 @@ def run_methods(t: np.ndarray, Xm: np.ndarray, naive_evals: int = NAIVE_EVALS) -
 
     simulated = {"grey-box (hapticam)": sim(grey.x0, grey.combos),
                  "UAS read-out (eq. 23 end points)": sim(Xm[0], paper.combinations(z_uas)),
-                 f"naive baseline ({naive.nfev} Nelder-Mead evaluations)": sim(Xm[0], paper.combinations(naive.params10)),
+                 f"naive baseline ({naive.nfev} Nelder-Mead evaluations)":
+                     sim(Xm[0], paper.combinations(naive.params10)),
                  "Table III's printed UAS estimate": sim(Xm[0], paper.combinations(paper.TABLE3_ESTIMATE))}
     return MethodRuns(res, z_uas, i_uas, uas_s, grey, naive, simulated)
 
@@ -156,7 +157,7 @@ def parameter_rows(runs: MethodRuns) -> list[Row]:
 
 def eq23_rows(runs: MethodRuns) -> list[Row]:
     """Eq. 23's closed form in the run, Table IV as its end points, and what Table III's estimates imply."""
-    res = runs.uas
+    res, i = runs.uas, runs.uas_index
     closed = uas.eq23_closed_form(paper.TABLE3_GUESS, res.S)
     span = np.abs(paper.TABLE3_GUESS - uas.eq23_end_point())
     dev = float(np.max(np.abs(res.z - closed) / span))
@@ -167,7 +168,7 @@ def eq23_rows(runs: MethodRuns) -> list[Row]:
             ("eq. 23 end points (gamma 5.33e-3) vs Table IV: max difference", f"{100 * table4:.3f}", "Table IV",
              "%"),
             ("UAS read-out: time / S = integral |e| dt / exp(-51 S)",
-             f"{res.t_s[runs.uas_index]:.3f} / {res.S[runs.uas_index]:.3f} / {math.exp(-51 * res.S[runs.uas_index]):.1e}",
+             f"{res.t_s[i]:.3f} / {res.S[i]:.3f} / {math.exp(-51 * res.S[i]):.1e}",  # lu + ll = 51 (Table II)
              "-", "s / rad / -"),
             ("gamma that Table III's mu_v0 and theta_t0 estimates imply under eq. 23", f"{gamma:.4g}", ">= 0", "-")]
 
