@@ -113,7 +113,7 @@ State block (``initial_state()``, float64)::
 Coupled key (``coupling_k_Npm`` set; :mod:`hapticam.models.hybrid_key_coupling`): for rendering, the
 hammer acts on a simulated key of mass ``m_k`` that the device's handle pulls through a virtual
 spring-damper ``(k_c, b_c)`` preloaded by the hammer's weight through the lever; the return spring,
-preload and keybed act at the handle. The hammer's landing impulses reach the handle filtered by the
+preload and keybed act at the handle (the keybed stops the simulated key too). The hammer's landing impulses reach the handle filtered by the
 key's mass and the coupling instead of spread over one tick (which, on a light handle at 1 kHz, made
 the hammer chatter on its jack). Captures of a real key are fitted with the key driven directly.
 
@@ -344,14 +344,14 @@ class HybridKey(Model):
     def key_substep_s(self) -> float:
         """Sub-step (s) of the coupled key: ``MAX_KEY_SUBSTEP_S``, shortened so that the hammer contact
         reflected to the key through the lever (stiffness r^2 K on m_k, K the hammer's stiffest contact,
-        ``substep_s``'s rule) and the coupling keep omega h <= 0.5 and c h / m_k <= 0.5
+        ``substep_s``'s rule), the coupling and the keybed keep omega h <= 0.5 and c h / m_k <= 0.5
         (the key feels the hammer one sub-step late, so it needs the hammer's margin)."""
         m = max(self.key_mass_kg, 1e-9)
         h = min(MAX_KEY_SUBSTEP_S, self.substep_s / max(1.0, self.lever_ratio * math.sqrt(self.hammer_mass_kg / m)))
-        stiff = self.coupling_k_Npm or 0.0
+        stiff = (self.coupling_k_Npm or 0.0) + self.keybed_k_Npm
         if stiff > 0.0:
             h = min(h, SUBSTEP_OMEGA_H / math.sqrt(stiff / m))
-        damp = self.coupling_b_Nspm
+        damp = self.coupling_b_Nspm + self.keybed_b_Nspm
         if damp > 0.0:
             h = min(h, SUBSTEP_OMEGA_H * m / damp)
         return float(max(h, 1e-9))

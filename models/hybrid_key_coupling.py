@@ -9,16 +9,19 @@ servo loop renders a model's stiffness at the handle and only its inertia throug
 
     F = k_r x + F_p + F_kb(x, v) + F_c                           the force the user applies (N, +x)
     F_c = k_c (x - x_k) + b_c (v_h - v_k) + F_0,  F_0 = r m_h g   the coupling, preloaded by the hammer
-    m_k x_k'' = F_c - R                                          R: the hammer's reaction at the key
+    m_k x_k'' = F_c - R - F_s                                    R: the hammer's reaction at the key
 
 The preload ``F_0`` (the hammer's weight through the lever) keeps the key under the handle while the
 hammer rests on the jack, so let-off, repetition and the keybed are met where the handle is; the key
-moves ahead of the handle by ``F_0 / k_c`` while the hammer is away. The hammer is advanced exactly as for
+moves ahead of the handle by ``F_0 / k_c`` while the hammer is away. A stop ``F_s`` with the keybed's
+stiffness and damping keeps the key from going deeper than ``max(x_kb, x)`` (so a fast stroke does not
+carry the key, and the backcheck, past the keybed; the keybed's own force is the handle's). The hammer is advanced exactly as for
 a kinematic key (``hybrid_key_kernel``), driven by the simulated key over sub-steps ``h_k`` no longer than
 ``MAX_KEY_SUBSTEP_S`` (shorter for stiff contacts: see ``HybridKey.key_substep_s``); the key feels the
-hammer's reaction of the previous sub-step. The key's step is linearly implicit in the coupling::
+hammer's reaction of the previous sub-step. The key's step is linearly implicit in the coupling and
+the keybed (stiffness K, damping C acting on it)::
 
-    v_k+ = v_k + h (F_c - R - h k_c v_k) / (m_k + h b_c + h^2 k_c),   x_k+ = x_k + h v_k+
+    v_k+ = v_k + h (F - h K v_k) / (m_k + h C + h^2 K),   x_k+ = x_k + h v_k+
 
 (backward Euler linearised), which only adds numerical dissipation. The handle moves linearly between
 the loop's samples, at the tick's mean velocity ``v_h``, so the coupling does not depend on the loop's
@@ -39,7 +42,7 @@ import math
 from numba import njit
 
 from hapticam.models.hybrid_key_layout import (FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING, MAX_LOGGED_EVENTS, P_BC,
-                                               P_G, P_KC, P_MH, P_MK, P_R, S_CEV0,
+                                               P_BKB, P_G, P_KC, P_KKB, P_MH, P_MK, P_R, P_XKB, S_CEV0,
                                                S_CEV_COUNT, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC, S_RK,
                                                S_VK, S_XK)
 
@@ -82,8 +85,18 @@ def key_substep(p, s, x_h, v_h, h):
     f0 = coupling_preload(p)
     # m_k x_k'' = k_c (x_h - x_k) + b_c (v_h - v_k) + F_0 - R  (module docstring)
     f = kc * (x_h - xk) + bc * (v_h - vk) + f0 - s[S_RK]
-    # linearly implicit Euler: v+ = v + h (F - h k_c v) / (m + h b_c + h^2 k_c)
-    vk = vk + h * (f - h * kc * vk) / (p[P_MK] + h * bc + h * h * kc)
+    stiff = kc
+    damp = bc
+    # the keybed stops the key where it stops the handle: no deeper than max(x_kb, x_h) (seed 004 eq. 2.1)
+    stop, v_stop = (x_h, v_h) if x_h > p[P_XKB] else (p[P_XKB], 0.0)
+    if xk > stop:
+        f_kb = p[P_KKB] * (xk - stop) + p[P_BKB] * (vk - v_stop)
+        if f_kb > 0.0:
+            f -= f_kb
+            stiff += p[P_KKB]
+            damp += p[P_BKB]
+    # linearly implicit Euler: v+ = v + h (F - h K v) / (m + h C + h^2 K)
+    vk = vk + h * (f - h * stiff * vk) / (p[P_MK] + h * damp + h * h * stiff)
     xk = xk + h * vk
     s[S_XK] = xk
     s[S_VK] = vk
