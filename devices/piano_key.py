@@ -269,7 +269,7 @@ class HybridKeyTarget(Target):
     """A piano-like key whose physics is the ``hybrid-key`` model's with known parameters (seed 000
     section 1: the hammer on a lever-like paddle), for testing ``hapticam identify hybrid-key``.
 
-    The probe tip is bolted to the key front through a stiff pad (``pad_Npm``, ``pad_Nspm``): the key is a
+    Physics: the probe tip is bolted to the key front through a stiff pad (``pad_Npm``, ``pad_Nspm``): the key is a
     body of mass ``key_mass_kg`` pulled by the tip, and the hammer, let-off, backcheck, string and keybed
     follow the hybrid key's equations (:mod:`hapticam.models.hybrid_key`), integrated at the probe's
     internal step with the key's own sub-steps. The parameters are the model's (SI units; the contact is

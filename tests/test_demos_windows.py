@@ -185,12 +185,14 @@ def test_keys_switch_models_and_cycle_model_files(tmp_path):
 
 # -- piano window --------------------------------------------------------------------------------------
 KEYSTROKE_AT_S = 0.2
+SETTLED_FRAMES = 90
 
 
 @pytest.fixture(scope="module")
 def keystroke():
-    """A scripted keystroke played for 1.2 s (the whole press, hold and release)."""
-    return piano_window.run(frames=72, script=[(KEYSTROKE_AT_S, "key", "space")])
+    """A scripted keystroke played for 1.5 s (the whole press, hold and release, and the hammer's last
+    bounces on the jack as the simulated key comes back up under the handle)."""
+    return piano_window.run(frames=SETTLED_FRAMES, script=[(KEYSTROKE_AT_S, "key", "space")])
 
 
 def hammer_rows(img: np.ndarray, lay: piano_window.PianoLayout) -> tuple[int, int]:
@@ -238,9 +240,16 @@ def test_keystroke_strikes_the_string_and_the_hammer_lands_back(keystroke):
 
 def test_screenshot_shows_the_hammer_in_flight_after_the_strike(keystroke, tmp_path):
     hit = int(np.nonzero(keystroke.flags & FLAG_STRING)[0][0])
-    frame = int(np.searchsorted(np.cumsum([frame_ticks(k) for k in range(200)]), hit + 1)) + 1
+    ends = np.cumsum([frame_ticks(k) for k in range(SETTLED_FRAMES)])     # each frame's last tick + 1
+    flight = (keystroke.flags & FLAG_FLIGHT) > 0
+    above = keystroke.hammer_y_m - keystroke.drive_m > 20 / 6000.0            # 20 px at 6000 px/m
+
+    def in_flight(k: int) -> bool:                                           # the lamp's rule: most ticks free
+        lo = ends[k - 1] if k else 0
+        return flight[lo:ends[k]].mean() >= 0.5 and flight[ends[k] - 1] and above[ends[k] - 1]
+    frame = next(k for k in range(SETTLED_FRAMES) if ends[k] > hit and in_flight(k)) + 1
     png = tmp_path / "strike.png"
-    r = piano_window.run(frames=frame + 1, script=[(KEYSTROKE_AT_S, "key", "space")], screenshot=png)
+    r = piano_window.run(frames=frame, script=[(KEYSTROKE_AT_S, "key", "space")], screenshot=png)   # the hit's frame
     lay, img = r.layout, load_rgb(png)
     assert r.flags[-1] & FLAG_FLIGHT and r.t_s[-1] > r.t_s[hit]
     top, bottom = hammer_rows(img, lay)
@@ -264,7 +273,7 @@ def test_screenshot_shows_the_hammer_in_flight_after_the_strike(keystroke, tmp_p
 
 def test_screenshot_after_release_shows_the_hammer_back_on_the_jack(keystroke, tmp_path):
     png = tmp_path / "rest.png"
-    r = piano_window.run(frames=72, script=[(KEYSTROKE_AT_S, "key", "space")], screenshot=png)
+    r = piano_window.run(frames=SETTLED_FRAMES, script=[(KEYSTROKE_AT_S, "key", "space")], screenshot=png)
     np.testing.assert_array_equal(r.hammer_y_m, keystroke.hammer_y_m)   # deterministic
     lay, img = r.layout, load_rgb(png)
     _, bottom = hammer_rows(img, lay)

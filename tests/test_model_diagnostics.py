@@ -9,6 +9,7 @@ from hapticam.devices.users import press
 from hapticam.models.files import load_model_only
 from hapticam.models.hybrid_key import HybridKey
 from hapticam.models.hybrid_key_kernel import drive_point
+from hapticam.models.hybrid_key_layout import S_XK
 from hapticam.models.kernels import model_force
 from hapticam.render.loop import LoopConfig, ServoLoop, run_simulated
 
@@ -19,16 +20,17 @@ def test_hybrid_key_diagnostics_are_the_hammer_height_and_drive_point_of_an_offl
     key = next(c for c in model.components() if isinstance(c, HybridKey))
     compiled = model.compile()
     state = compiled.reset_state()
-    ys = []
+    ys, xks = [], []
     for i in range(result.t_s.size):                      # the kernel offline on the sensed positions
         model_force(compiled.params, state, result.x_m[i], result.v_mps[i], 0.0, 1e-3)
         so = int(compiled.params[1 + 3])
         ys.append(state[so])                              # hammer height (the layout's S_Y = 0)
+        xks.append(state[so + S_XK])                      # the simulated key under the handle
     np.testing.assert_allclose(result.model_diag[:, 0], ys, atol=1e-12)
     assert np.ptp(result.model_diag[:, 0]) > 1e-3         # the hammer moved
     p = key.params_block()
     escaped = (result.model_flags & 4) != 0
-    expected = [drive_point(p, x, 1.0 if e else 0.0) for x, e in zip(result.x_m, escaped)]
+    expected = [drive_point(p, x, 1.0 if e else 0.0) for x, e in zip(xks, escaped)]   # at the key, not the handle
     np.testing.assert_allclose(result.model_diag[:, 1], expected, atol=1e-12)
 
 
