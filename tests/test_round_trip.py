@@ -12,7 +12,7 @@ from hapticam.cli import main
 from hapticam.models.files import load_model_only
 from hapticam.render.verify import verify
 
-EXAMPLES = ("cherry-mx-red", "gateron-brown", "kailh-box-jade", "linear-key", "tactile-key")
+EXAMPLES = ("cherry-mx-red", "gateron-brown", "kailh-box-jade", "linear-key", "tactile-key", "clicky-key", "piano-key")
 
 
 @pytest.mark.parametrize("user", ["press", "sine", "sweep"])
