@@ -40,6 +40,7 @@ FPS = 60
 #: models' direction dead band (1 mm/s), slow enough that ``b v`` stays below a millinewton.
 STATIC_SWEEP_MPS = 0.01
 STATIC_SUBSTEPS = 16          # model steps per curve point of static_curves
+STATIC_SETTLE_S = 1.0         # model time at rest before static_curves sweeps (s)
 #: Travel shown for a model whose structure names no bottom (m).
 DEFAULT_TRAVEL_M = 0.005
 
@@ -143,7 +144,7 @@ def static_curves(model: Model, x_lo_m: float, x_hi_m: float, n: int = 400
     params, state = compiled.params, compiled.reset_state()
     x = np.linspace(x_lo_m, x_hi_m, n)
     dt = float(x[1] - x[0]) / STATIC_SWEEP_MPS / STATIC_SUBSTEPS
-    for _ in range(20 * STATIC_SUBSTEPS):    # settle at the start (a hammer comes to rest on its jack)
+    for _ in range(int(STATIC_SETTLE_S / dt)):   # settle at the start (a hammer on its jack, a coupled key)
         model_force(params, state, float(x[0]), 0.0, 0.0, dt)
 
     def sweep(points: np.ndarray, v: float) -> np.ndarray:
