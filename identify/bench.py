@@ -19,13 +19,13 @@ repository's twelve real switch captures), beside the same pipeline without the 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from hapticam.identify.ewls import ewls_fit, ewls_kernel
+from hapticam.identify.timing import best_of as _best
 
 
 def bench_data(n: int = 360_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -41,16 +41,6 @@ def bench_data(n: int = 360_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]
     phi = np.column_stack([a, v, x, np.ones(n)])
     y = phi @ np.array([0.5, 8.0, 800.0, 1.0]) + rng.normal(0.0, 0.05, n)
     return phi, y
-
-
-def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best = float("inf")
-    out = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def run_bench(n: int = 360_000, repeat: int = 3, lam: float = 0.999, padasip: bool = True) -> dict[str, Any]:

@@ -16,23 +16,12 @@ Absolute times drift on a shared machine; the ratios are the result.
 
 from __future__ import annotations
 
-import time
-from typing import Any, Callable
-
 import numpy as np
 
 import hapticam.identify.contact.recursive as recursive
 import hapticam.identify.contact.synthetic as synthetic
 from hapticam.identify.contact.result import derivatives
-
-
-def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from hapticam.identify.timing import best_of as _best
 
 
 def _data(quick: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

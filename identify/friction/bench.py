@@ -19,26 +19,17 @@ machine; the ratio to the naive baseline is measured here, in the same run.
 
 from __future__ import annotations
 
-import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from hapticam.identify.friction import furuta, greybox, paper, uas
+from hapticam.identify.timing import best_of as _best
 
 QUICK_DURATION_S = 8.0
 NAIVE_EVALS = 2000
 QUICK_NAIVE_EVALS = 20
 REQUIRED_SPEEDUP = 10.0  # over the paper's UAS (3.43 s): hapticam's requirement
-
-
-def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def _fits(Xm: np.ndarray, x0: np.ndarray, fr: np.ndarray, duration_s: float) -> tuple[float, float]:

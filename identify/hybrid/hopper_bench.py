@@ -17,25 +17,16 @@ the two answers are apart. Absolute times drift on a shared machine; the ratios 
 
 from __future__ import annotations
 
-import time
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
 from hapticam.identify.hybrid.hopper import ACCURATE, HopperParams, sample_heights
 from hapticam.identify.hybrid.hopper_fit import fit_lm, paper_problem, split, synthetic
 from hapticam.identify.hybrid.hopper_ivp import poincare_map_ivp, simulate_ivp
+from hapticam.identify.timing import best_of as _best
 
 PEER_TOL = {"rtol": 1e-10, "atol": 1e-12}
-
-
-def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def _simulation_row(n: int, repeat: int) -> dict:
