@@ -9,7 +9,6 @@ import subprocess
 
 import numpy as np
 import pytest
-from numba import njit
 
 if importlib.util.find_spec("pyOpenHaptics") is None:      # the phantom extra (importing it needs libHD.so)
     pytest.skip("pyOpenHaptics is not installed (pip install 'hapticam[phantom]')", allow_module_level=True)
@@ -19,10 +18,9 @@ from hapticam.devices.phantom import PhantomDevice, axis_interval_m  # noqa: E40
 from hapticam.devices.phantom_emulator import (COMM_ERROR, EXCEED_FORCE, FAIL_INIT, STOP_RESPONDING,  # noqa: E402
                                                HdEmulator, build_hd_emulator)
 from hapticam.devices.registry import device_from_spec  # noqa: E402
-from hapticam.devices.sim import SimParams, SimulatedDevice, sim_binding_actuate, sim_binding_sense  # noqa: E402
-from hapticam.devices.users import finger, press, sine  # noqa: E402
+from hapticam.devices.sim import SimulatedDevice, sim_binding_actuate, sim_binding_sense  # noqa: E402
+from hapticam.devices.users import press  # noqa: E402
 from hapticam.errors import DeviceError, UsageError  # noqa: E402
-from hapticam.models.base import CompiledModel  # noqa: E402
 from hapticam.render.loop import LoopConfig, ServoLoop  # noqa: E402
 from hapticam.render.result import RenderResult  # noqa: E402
 from hapticam.render.scheduled import SILENT_FAULT  # noqa: E402
@@ -32,22 +30,7 @@ CC = shutil.which("cc") or shutil.which("gcc")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
 
 
-@njit(cache=True, nogil=True)
-def spring_force(p, s, x, v, a, dt):
-    """F = b v + k x (a spring-damper key)."""
-    return p[1] * v + p[2] * x
-
-
-@njit(cache=True, nogil=True)
-def no_flags(p, s):
-    return 0
-
-
-MODEL = CompiledModel(params=np.array([0.0, 0.5, 400.0]), state0=np.zeros(1))
-PARAMS = SimParams(noise_m=0.0)
-DUR = 0.6
-USERS = {"press": press(0.004, DUR, hold_s=0.1), "sine": sine(0.002, 3.0, DUR),
-         "finger": finger(0.006, DUR, press_s=0.15, release_s=0.45)}
+from device_scenarios import DUR, MODEL, PARAMS, USERS, no_flags, spring_force  # noqa: E402
 SIM_LIKE = dict(origin_mm=(0.0, 0.0, 0.0), resolution_m=PARAMS.resolution_m, apparent_mass_kg=PARAMS.handle_mass_kg)
 
 

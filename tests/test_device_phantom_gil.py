@@ -11,7 +11,6 @@ import threading
 
 import numpy as np
 import pytest
-from numba import njit
 
 if importlib.util.find_spec("pyOpenHaptics") is None:
     pytest.skip("pyOpenHaptics is not installed (pip install 'hapticam[phantom]')", allow_module_level=True)
@@ -20,28 +19,14 @@ from hapticam.devices import phantom_hd as hd  # noqa: E402
 from hapticam.devices.phantom import PhantomDevice  # noqa: E402
 from hapticam.devices.phantom_emulator import HdEmulator, build_hd_emulator  # noqa: E402
 from hapticam.devices.phantom_peer import run_pyopenhaptics_callback  # noqa: E402
-from hapticam.devices.sim import SimParams  # noqa: E402
 from hapticam.devices.users import sine  # noqa: E402
-from hapticam.models.base import CompiledModel  # noqa: E402
 from hapticam.render.loop import LoopConfig, ServoLoop  # noqa: E402
 from hapticam.render.servo import build_servo  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 
 
-@njit(cache=True, nogil=True)
-def spring_force(p, s, x, v, a, dt):
-    """F = b v + k x (a spring-damper key)."""
-    return p[1] * v + p[2] * x
-
-
-@njit(cache=True, nogil=True)
-def no_flags(p, s):
-    return 0
-
-
-MODEL = CompiledModel(params=np.array([0.0, 0.5, 400.0]), state0=np.zeros(1))
-PARAMS = SimParams(noise_m=0.0)
+from device_scenarios import MODEL, PARAMS, no_flags, spring_force  # noqa: E402  (tests/ on sys.path)
 SECONDS = 1.0
 
 

@@ -10,39 +10,21 @@ import msgpack
 import numpy as np
 import pytest
 import zmq
-from numba import njit
 
 from hapticam.devices.delayed_sim import DelayedSimulatedDevice, delayed_actuate, delayed_sense
 from hapticam.devices.registry import device_from_spec
 from hapticam.devices.remote import (ERR_BAD_REPLY, FAULT_SILENT, REP_MAGIC, REPLY, REQ_MAGIC, REQUEST,
                                      RemoteDevice, RemoteDeviceSpec, remote_actuate, remote_sense)
 from hapticam.devices.remote_server import DeviceServer, check_bind_address
-from hapticam.devices.sim import SimParams, SimulatedDevice
-from hapticam.devices.users import finger, press, sine
+from hapticam.devices.sim import SimulatedDevice
 from hapticam.errors import DeviceError, UsageError
-from hapticam.models.base import CompiledModel
 from hapticam.render.layout import EV_OVERRUN, SAFETY_FLAG_SHIFT
 from hapticam.render.loop import LoopConfig, ServoLoop
 from hapticam.render.result import RenderResult
 from hapticam.render.servo import build_servo
 
 
-@njit(cache=True, nogil=True)
-def spring_force(p, s, x, v, a, dt):
-    """F = b v + k x (a spring-damper key)."""
-    return p[1] * v + p[2] * x
-
-
-@njit(cache=True, nogil=True)
-def no_flags(p, s):
-    return 0
-
-
-MODEL = CompiledModel(params=np.array([0.0, 0.5, 400.0]), state0=np.zeros(1))
-PARAMS = SimParams(noise_m=0.0)
-DUR = 0.6
-USERS = {"press": press(0.004, DUR, hold_s=0.1), "sine": sine(0.002, 3.0, DUR),
-         "finger": finger(0.006, DUR, press_s=0.15, release_s=0.45)}
+from device_scenarios import DUR, MODEL, PARAMS, USERS, no_flags, spring_force  # noqa: E402
 
 
 @pytest.fixture(scope="module")

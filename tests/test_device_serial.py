@@ -11,7 +11,6 @@ import time
 
 import numpy as np
 import pytest
-from numba import njit
 
 pytest.importorskip("serial")
 
@@ -21,10 +20,9 @@ from hapticam.devices.hsp_emulator import HspEmulator, build_emulator  # noqa: E
 from hapticam.devices.registry import device_from_spec  # noqa: E402
 from hapticam.devices.serial_device import (ERR_FRAME, ERR_WATCHDOG, FAULT_GONE, FAULT_SILENT,  # noqa: E402
                                             SerialDevice, serial_actuate, serial_sense)
-from hapticam.devices.sim import SimParams, SimulatedDevice, sim_binding_actuate, sim_binding_sense  # noqa: E402
-from hapticam.devices.users import finger, press, sine  # noqa: E402
+from hapticam.devices.sim import SimulatedDevice, sim_binding_actuate, sim_binding_sense  # noqa: E402
+from hapticam.devices.users import press  # noqa: E402
 from hapticam.errors import DeviceError, UsageError  # noqa: E402
-from hapticam.models.base import CompiledModel  # noqa: E402
 from hapticam.render.layout import EV_OVERRUN, EV_STALE, SAFETY_FLAG_SHIFT  # noqa: E402
 from hapticam.render.loop import LoopConfig, ServoLoop  # noqa: E402
 from hapticam.render.result import RenderResult  # noqa: E402
@@ -34,22 +32,7 @@ from hapticam.render.servo import build_servo  # noqa: E402
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 
 
-@njit(cache=True, nogil=True)
-def spring_force(p, s, x, v, a, dt):
-    """F = b v + k x (a spring-damper key)."""
-    return p[1] * v + p[2] * x
-
-
-@njit(cache=True, nogil=True)
-def no_flags(p, s):
-    return 0
-
-
-MODEL = CompiledModel(params=np.array([0.0, 0.5, 400.0]), state0=np.zeros(1))
-PARAMS = SimParams(noise_m=0.0)
-DUR = 0.6
-USERS = {"press": press(0.004, DUR, hold_s=0.1), "sine": sine(0.002, 3.0, DUR),
-         "finger": finger(0.006, DUR, press_s=0.15, release_s=0.45)}
+from device_scenarios import DUR, MODEL, PARAMS, USERS, no_flags, spring_force  # noqa: E402
 
 
 @pytest.fixture(scope="module")
