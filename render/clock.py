@@ -44,6 +44,12 @@ NS_PER_S = 1_000_000_000
 MCL_CURRENT = 1          # <sys/mman.h> (Linux)
 STACK_PREFAULT_BYTES = 512 * 1024
 HYGIENE_PARTS = ("mlock", "prefault", "affinity")
+#: what applies unless ``HAPTICAM_RT_HYGIENE`` says otherwise: pinning is on request only. Every process
+#: pins its servo thread to the same (last) core, so two real-time programs on one machine (two renders, a
+#: render and a vendor's scheduler) end up sharing that core at equal SCHED_FIFO priority while the others
+#: sit idle; on this project's 2-core CI machine, runs with affinity had the only 0.25-0.28 s stalls and
+#: 1,000+ missed ticks (hapticam bench render, five configurations twice, in the notes), runs without none.
+DEFAULT_HYGIENE = ("mlock", "prefault")
 HYGIENE_ENV = "HAPTICAM_RT_HYGIENE"
 
 # int clock_gettime(clockid_t clk, struct timespec *tp)  (POSIX.1-2008)
@@ -110,11 +116,11 @@ _HYGIENE: dict = {"parts": None, "applied": {}, "others_cpus": None, "locked": F
 
 
 def enable_hygiene(parts: tuple[str, ...] | None = None) -> tuple[str, ...]:
-    """Apply ``parts`` (default: ``HAPTICAM_RT_HYGIENE`` or all of ``HYGIENE_PARTS``) in the next
+    """Apply ``parts`` (default: ``HAPTICAM_RT_HYGIENE`` or :data:`DEFAULT_HYGIENE`) in the next
     :func:`request_realtime` calls; returns the parts enabled."""
     if parts is None:
         env = os.environ.get(HYGIENE_ENV)
-        parts = HYGIENE_PARTS if env is None else tuple(p.strip() for p in env.split(",") if p.strip())
+        parts = DEFAULT_HYGIENE if env is None else tuple(p.strip() for p in env.split(",") if p.strip())
     parts = tuple(p for p in parts if p in HYGIENE_PARTS)
     _HYGIENE["parts"] = parts
     return parts
