@@ -48,7 +48,7 @@ HYGIENE_PARTS = ("mlock", "prefault", "affinity")
 #: pins its servo thread to the same (last) core, so two real-time programs on one machine (two renders, a
 #: render and a vendor's scheduler) end up sharing that core at equal SCHED_FIFO priority while the others
 #: sit idle; on this project's 2-core CI machine, runs with affinity had the only 0.25-0.28 s stalls and
-#: 1,000+ missed ticks (hapticam bench render, five configurations twice, in the notes), runs without none.
+#: 1,000+ missed ticks (hapticam bench render, five configurations run twice each), runs without none.
 DEFAULT_HYGIENE = ("mlock", "prefault")
 HYGIENE_ENV = "HAPTICAM_RT_HYGIENE"
 
