@@ -38,7 +38,8 @@ def probe_and_identify(result: Any, out: Path, target_name: str, seed: int, say:
     from hapticam.identify.hybrid.key_fit import identify_hybrid_key
     from hapticam.models.files import make_provenance, save_model
     from hapticam.models.hybrid_key import coupling_for_device
-    from hapticam.identify.hybrid.key_params import to_model
+    from hapticam.devices.sim import SimParams
+    from hapticam.identify.hybrid.key_params import friction_width, to_model, with_extras
 
     t0 = time.perf_counter()
     target = get_target(target_name)
@@ -63,12 +64,17 @@ def probe_and_identify(result: Any, out: Path, target_name: str, seed: int, say:
         return None
     v = fit.values
     kc, bc = coupling_for_device(2.0, 1000.0, v["key_mass_kg"] + v["lever_ratio"] ** 2 * v["hammer_mass_kg"])
-    model = to_model(v, (kc, bc))
+    model = with_extras(to_model(v, (kc, bc)), fit.extra,
+                        friction_width(fit.extra.get("friction_N", 0.0), SimParams().handle_mass_kg, 1000.0))
     result.files["model"] = out / "model.yaml"
-    save_model(result.files["model"], model, uncertainty=fit.uncertainty(),
-               provenance=make_provenance("hybrid-key", notes=[f"fixed {k}: {w}" for k, w in fit.fixed.items()]))
+    uncertainty = fit.uncertainty() if not fit.extra else {"hybrid-key": fit.uncertainty()}
+    save_model(result.files["model"], model, uncertainty=uncertainty,
+               provenance=make_provenance("hybrid-key", notes=[f"fixed {k}: {w}" for k, w in fit.fixed.items()]
+                                          + fit.notes))
     result.stages["identify"] = {"method": "hybrid-key", "roles": fit.roles, "fixed": sorted(fit.fixed),
+                                 "beside_the_key": dict(fit.extra),
                                  "fit_percent_100Hz": fit.fit_percent, "seconds": round(time.perf_counter() - t0, 2)}
+    beside = "".join(f", {k} {val:.4g}" for k, val in fit.extra.items())
     say(f"[2/4] identify  hybrid-key ({len(fit.std_errors)} parameters with standard errors, fixed: "
-        f"{', '.join(sorted(fit.fixed))}) -> {result.files['model']}")
+        f"{', '.join(sorted(fit.fixed))}{beside}) -> {result.files['model']}")
     return model

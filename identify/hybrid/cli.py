@@ -18,6 +18,8 @@ from hapticam.fileio import json_safe
 MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
 #: The simulated device the coupling is chosen for by default (``hapticam.devices.sim.SimParams``).
 DEVICE_DAMPING_NSPM, RENDER_RATE_HZ = 2.0, 1000.0
+#: The simulated device's handle mass (kg), for the rendered friction's width (``SimParams.handle_mass_kg``).
+HANDLE_MASS_KG = 0.05
 
 
 def register_hybrid_key(isub: argparse._SubParsersAction) -> None:
@@ -85,9 +87,10 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     v = fit.values
     kc, bc = coupling_for_device(args.device_damping, args.render_rate,
                                  v["key_mass_kg"] + v["lever_ratio"] ** 2 * v["hammer_mass_kg"])
-    from hapticam.identify.hybrid.key_params import to_model
+    from hapticam.identify.hybrid.key_params import friction_width, to_model, with_extras
 
-    model = to_model({k: v[k] for k in v}, (kc, bc))
+    model = with_extras(to_model({k: v[k] for k in v}, (kc, bc)), fit.extra,
+                        friction_width(fit.extra.get("friction_N", 0.0), HANDLE_MASS_KG, args.render_rate))
     roles = describe_roles()
     notes = [f"{name}: {role}: {roles[role]}" for name, role in fit.roles.items()]
     notes += [f"fixed {k}: {why}" for k, why in fit.fixed.items()] + fit.notes
@@ -96,8 +99,10 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     prov = make_provenance("hybrid-key", settings={"probe_tip": tip, "device_damping_Nspm": args.device_damping,
                                                    "render_rate_hz": args.render_rate},
                            source_name=", ".join(names), metrics={"fit_percent_100Hz": fit.fit_percent}, notes=notes)
-    save_model(out, model, provenance=prov, uncertainty=fit.uncertainty())
+    save_model(out, model, provenance=prov,
+               uncertainty=fit.uncertainty() if not fit.extra else {"hybrid-key": fit.uncertainty()})
     summary = {"captures": fit.roles, "output": str(out), "parameters": model.to_dict(), "std_errors": fit.std_errors,
+               "beside_the_key": fit.extra,
                "fixed": fit.fixed, "fit_percent_100Hz": fit.fit_percent, "coupling": {"k_Npm": kc, "b_Nspm": bc},
                "notes": fit.notes}
     if args.json:
@@ -108,6 +113,8 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
         print(f"  {name}: {role} ({roles[role]}); fit (100 Hz) {fit.fit_percent[name]:.1f} %")
     for name, se in fit.std_errors.items():
         print(f"  {name:<20} {v[name]:>12.6g} +- {se:.3g}")
+    for name, value in fit.extra.items():
+        print(f"  beside the key: {name:<12} {value:>12.6g}")
     for name, why in fit.fixed.items():
         print(f"  fixed {name}: {why}")
     for note in fit.notes:

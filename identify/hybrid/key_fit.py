@@ -42,8 +42,8 @@ from scipy.optimize import least_squares
 
 from hapticam.errors import IdentificationError
 from hapticam.identify.hybrid.key_events import bounce_alpha, string_fit
-from hapticam.identify.hybrid.key_params import (FIXED_DEFAULTS, Prepared, classify, describe_roles, prepare,
-                                                 to_model)
+from hapticam.identify.hybrid.key_params import (FIXED_DEFAULTS, Prepared, classify, describe_roles, extra_force,
+                                                 prepare, to_model)
 from hapticam.identify.hybrid.key_static import smooth, static_estimates
 from hapticam.models.hybrid_key import FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, HybridKey
 
@@ -70,6 +70,9 @@ class KeyFit:
     roles: dict[str, str]
     fit_percent: dict[str, float]
     notes: list[str] = field(default_factory=list)
+    #: what the captures showed beside the hybrid key (:func:`~hapticam.identify.hybrid.key_params.with_extras`):
+    #: ``friction_N`` (Coulomb), ``bump_k_Npm`` and ``bump_x_m`` (a spring rising before let-off)
+    extra: dict[str, float] = field(default_factory=dict)
 
     def uncertainty(self) -> dict[str, Any]:
         """Standard errors in the model file's parameter layout (the contact's under ``contact``)."""
@@ -221,6 +224,35 @@ def _keybed(preps: Sequence[Prepared], values: dict[str, float], se: dict[str, f
               keybed_m=lin_se["preload_N"] / lin["keybed_k_Npm"])
 
 
+def _unidentified(values: dict[str, float], se: dict[str, float], fixed: dict[str, str]) -> None:
+    """Parameters the captures do not pin (standard error above ``MAX_RELATIVE_SE`` of the value, or an estimate
+    of the wrong sign) are reported as fixed: at their prior when they have one, else at the estimate."""
+    for name, err in list(se.items()):
+        if name in fixed or name not in values or not math.isfinite(err):
+            continue
+        value = values[name]
+        if err <= MAX_RELATIVE_SE * abs(value) and value >= 0.0:
+            continue
+        keep = PRIORS.get(name, max(value, 0.0))
+        fixed[name] = (f"not identified by these captures ({value:.4g} +- {err:.3g}): kept at "
+                       + ("its prior " if name in PRIORS else "") + f"{keep:.4g}")
+        values[name] = keep
+        se.pop(name)
+
+
+def _beside_the_key(st: Any, preps: Sequence[Prepared]) -> dict[str, float]:
+    """What the slow stroke showed beside the hybrid key (Coulomb friction, a let-off bump's spring), taken out
+    of every capture's force (in place) so that the hybrid key is fitted to what remains."""
+    extra: dict[str, float] = {}
+    if st.friction_N > 0.0:
+        extra["friction_N"] = float(st.friction_N)
+    if st.bump_k_Npm > 0.0:
+        extra.update(bump_k_Npm=float(st.bump_k_Npm), bump_x_m=float(st.bump_x_m))
+    for p in preps:
+        p.f_N = p.f_N - extra_force(extra, p.x_m, p.v_mps)
+    return extra
+
+
 Captures = Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray, "str | None"]]
 
 
@@ -268,8 +300,9 @@ def identify_hybrid_key(captures: Captures, *,
                                     "contact_k_Npm": f"fixed at {PRIORS['contact_k_Npm']:g} N/m^1.5: the contact's "
                                     "sub-millisecond duration is not resolved by the force through the probe's tip"}
     say("slow stroke: closed-form estimates")
-    se = _static_errors(slow, values)
     every = [p for g in groups.values() for p in g]
+    extra = _beside_the_key(st, every)
+    se = _static_errors(slow, values)
     lin, lin_se = linear_terms([slow], values, ("return_spring_Npm", "preload_N"), "jack")
     values.update(lin)
     se.update(lin_se)
@@ -308,6 +341,7 @@ def identify_hybrid_key(captures: Captures, *,
     for name in ("keybed_b_Nspm", "key_mass_kg"):
         if name not in se or not math.isfinite(se[name]):
             fixed[name] = f"not excited by these captures: kept at {values[name]:g}"
+    _unidentified(values, se, fixed)
     model = to_model(values, coupling)
     plain = to_model(values)
     fits = {p.name: fit_percent(smooth(p.f_N, p.dt_s, 100.0)[p.use], smooth(p.predict(plain), p.dt_s, 100.0)[p.use])
@@ -315,7 +349,7 @@ def identify_hybrid_key(captures: Captures, *,
     notes.append("the force sensor's constant bias cannot be told from the preload: it is part of preload_N")
     std = {n: float(se.get(n, math.nan)) for n in values if n not in fixed}
     return KeyFit(model=model, values={**values, **FIXED_DEFAULTS}, std_errors=std, fixed=fixed, roles=roles,
-                  fit_percent=fits, notes=notes)
+                  fit_percent=fits, notes=notes, extra=extra)
 
 
 __all__ = ["KeyFit", "identify_hybrid_key", "fit_percent", "describe_roles", "PRIORS"]

@@ -16,6 +16,10 @@ from typing import Any
 import numpy as np
 
 from hapticam.identify.hybrid.key_static import smooth
+from hapticam.models.base import Model
+from hapticam.models.composite import Composite
+from hapticam.models.contact import Contact
+from hapticam.models.friction import Friction
 from hapticam.models.hybrid_key import HybridKey
 
 #: Every parameter the fit can free, in the order of the parameter vector (keys of ``to_model``'s mapping).
@@ -78,6 +82,37 @@ def to_model(values: dict[str, float], coupling: tuple[float, float] | None = No
                      keybed_b_Nspm=max(v["keybed_b_Nspm"], 0.0),
                      coupling_k_Npm=None if coupling is None else coupling[0],
                      coupling_b_Nspm=0.0 if coupling is None else coupling[1])
+
+
+#: Width (m/s) of the sign of v in the fit's friction (the captures' Coulomb friction, less smoothed than
+#: the rendered law's, whose width the device sets: :func:`friction_width`).
+FIT_FRICTION_WIDTH_MPS = 0.5e-3
+
+
+def extra_force(extra: dict[str, float], x_m: np.ndarray, v_mps: np.ndarray) -> np.ndarray:
+    """Force (N) of what a key has beside the hybrid key (:func:`with_extras`) along a motion: Coulomb
+    friction ``F_c tanh(v / v_w)`` and the let-off bump's spring ``k_b (x - x_b)+``."""
+    f = extra.get("friction_N", 0.0) * np.tanh(v_mps / FIT_FRICTION_WIDTH_MPS)
+    if extra.get("bump_k_Npm", 0.0) > 0.0:
+        f = f + extra["bump_k_Npm"] * np.clip(x_m - extra["bump_x_m"], 0.0, None)
+    return f
+
+
+def friction_width(friction_N: float, handle_mass_kg: float, rate_hz: float) -> float:
+    """The rendered Coulomb law's width v_eps (m/s): at least F_c dt / m for the device's handle mass, so a
+    tick of friction does not reverse the handle (models/friction.py), and no less than 1 mm/s."""
+    return max(friction_N / (rate_hz * handle_mass_kg), 1e-3)
+
+
+def with_extras(key: HybridKey, extra: dict[str, float], v_eps_mps: float = 2e-3) -> Model:
+    """The hybrid key with what the captures showed beside it: a ``friction`` component (coulomb-viscous,
+    ``F_c``) and a one-sided linear ``contact`` for the let-off bump's spring; the key alone when neither."""
+    parts: list[Model] = [key]
+    if extra.get("friction_N", 0.0) > 0.0:
+        parts.append(Friction("coulomb-viscous", Fc_N=extra["friction_N"], v_eps_mps=v_eps_mps))
+    if extra.get("bump_k_Npm", 0.0) > 0.0:
+        parts.append(Contact("linear", x_c_m=extra["bump_x_m"], k_Npm=extra["bump_k_Npm"]))
+    return key if len(parts) == 1 else Composite(parts)
 
 
 def from_model(model: HybridKey) -> dict[str, float]:

@@ -21,9 +21,11 @@ keybed's damping (see :mod:`hapticam.identify.hybrid.key_fit` for the excitation
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.ndimage import median_filter
 from scipy.signal import butter, filtfilt
 
 from hapticam.errors import IdentificationError
@@ -44,6 +46,9 @@ class StaticEstimates:
     lever_ratio: float
     hammer_mass_kg: float
     notes: list[str] = field(default_factory=list)
+    friction_N: float = 0.0             # Coulomb friction F_c (0: none seen)
+    bump_k_Npm: float = 0.0             # spring rising before let-off (0: none)
+    bump_x_m: float = math.inf          # where it starts
 
 
 def smooth(x: np.ndarray, dt: float, cutoff_hz: float) -> np.ndarray:
@@ -59,19 +64,17 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1)))
 
 
-def static_estimates(t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray, gravity_mps2: float = 9.81
-                     ) -> StaticEstimates:
-    """Estimate the quasi-static parameters from a slow press past let-off onto the keybed and back."""
-    dt = float(np.median(np.diff(t_s)))
-    xs = smooth(x_m, dt, 20.0)
-    v = np.gradient(xs, dt)
-    top = int(np.argmax(xs))
-    if top < 10 or top > x_m.size - 10:
-        raise IdentificationError("slow stroke: the capture must press and then release the key")
-    press = np.arange(top)
-    lo, hi = xs[0], xs[top]
-    # 1. the line below let-off: k_r x + (F_p + r m_h g), fitted on the first half of the press (robust:
-    #    refitted on the samples within 3 MADs)
+#: Running median (s) of the force for the levels: removes the key's ringing on the probe's tip (about
+#: 200 Hz) and the landing spikes (a sample or two), keeps the steps of the let-off and landing where they are.
+LEVEL_MEDIAN_S = 0.005
+#: Samples this close (s) to the let-off are left out of the bump's line (the low-pass spreads the drop).
+LETOFF_MARGIN_S = 0.015
+
+
+def _press_line(x_m: np.ndarray, f_N: np.ndarray, xs: np.ndarray, v: np.ndarray, press: np.ndarray,
+                lo: float, hi: float) -> tuple[float, float, np.ndarray, float]:
+    """The line below let-off, k_r x + (F_p + r m_h g + F_c), fitted on 10-50 % of the press (refitted on the
+    samples within 3 MADs); returns k_r (N/m), the intercept (N), the samples used and the force noise (N)."""
     sel = press[(xs[press] > lo + 0.1 * (hi - lo)) & (xs[press] < lo + 0.5 * (hi - lo)) & (v[press] > 0)]
     if sel.size < 20:
         raise IdentificationError("slow stroke: too few pressing samples below let-off")
@@ -80,51 +83,142 @@ def static_estimates(t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray, gravity_
         r = f_N[sel] - (k_r * x_m[sel] + c0)
         keep = np.abs(r - np.median(r)) < 3.0 * 1.4826 * np.median(np.abs(r - np.median(r))) + 1e-9
         k_r, c0 = np.polyfit(x_m[sel][keep], f_N[sel][keep], 1)
-    e = f_N - (k_r * x_m + c0)
-    noise = 1.4826 * np.median(np.abs(np.diff(e[sel]))) / np.sqrt(2.0)
-    # 2. let-off: the first pressing run where the force sits well below the line (the hammer in flight)
-    drop_level = np.median(e[press][e[press] < -max(10 * noise, 0.02 * abs(c0))]) if np.any(
-        e[press] < -max(10 * noise, 0.02 * abs(c0))) else np.nan
-    if not np.isfinite(drop_level):
+    e = f_N[sel] - (k_r * x_m[sel] + c0)
+    noise = 1.4826 * np.median(np.abs(np.diff(e))) / np.sqrt(2.0)
+    return float(k_r), float(c0), sel, float(noise)
+
+
+def _flight(e: np.ndarray, xs: np.ndarray, press: np.ndarray, sel: np.ndarray, thr: float
+            ) -> tuple[int, int, float]:
+    """The hammer's first flight after let-off on the press: the first run (>= 5 ms) past the line's samples
+    where the low-passed force sits below half its typical drop; returns its start, stop and the drop (N)."""
+    after = press[press > sel.max()]
+    low = e[after] < -thr
+    if not np.any(low):
         raise IdentificationError("slow stroke: no let-off found (the force never drops below the line)")
-    flight = (e[press] < 0.5 * drop_level)
-    runs = [(a, b) for a, b in _runs(flight) if b - a >= 5]
+    drop_level = float(np.median(e[after][low]))
+    dt_run = 5
+    runs = [(after[a], after[b - 1] + 1) for a, b in _runs(e[after] < 0.5 * drop_level) if b - a >= dt_run]
     if not runs:
         raise IdentificationError("slow stroke: no hammer flight found after let-off")
-    a, b = max(runs, key=lambda ab: ab[1] - ab[0])
+    return runs[0][0], runs[0][1], drop_level
+
+
+def _let_off_bump(e: np.ndarray, x_m: np.ndarray, press: np.ndarray, sel: np.ndarray, a: int, margin: int,
+                  thr: float) -> tuple[float, float]:
+    """A spring that rises before let-off (a piano's jack toe on its let-off button), which the hybrid key
+    lacks: the line e = k (x - x_b) fitted where the press rises above the line before the let-off;
+    returns (k (N/m), x_b (m)), or (0, inf) when the press stays on its line up to the let-off."""
+    before = press[(press > sel.max()) & (press < a - margin)]
+    if before.size < 20 or not np.max(e[before]) > thr:
+        return 0.0, math.inf
+    rising = before[e[before] > 0.25 * np.max(e[before])]
+    if rising.size < 20:
+        return 0.0, math.inf
+    k, c = np.polyfit(x_m[rising], e[rising], 1)
+    if not k > 0.0:
+        return 0.0, math.inf
+    return float(k), float(-c / k)
+
+
+def static_estimates(t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray, gravity_mps2: float = 9.81
+                     ) -> StaticEstimates:
+    """Estimate the quasi-static parameters from a slow press past let-off onto the keybed and back
+    (module docstring), with what the hybrid key lacks when the stroke shows it: a spring rising before
+    let-off (the let-off bump) and Coulomb friction (the release below the press by more than the hammer's
+    weight: :func:`_release`)."""
+    dt = float(np.median(np.diff(t_s)))
+    xs = smooth(x_m, dt, 20.0)
+    v = np.gradient(xs, dt)
+    top = int(np.argmax(xs))
+    if top < 10 or top > x_m.size - 10:
+        raise IdentificationError("slow stroke: the capture must press and then release the key")
+    press = np.arange(top)
+    lo, hi = xs[0], xs[top]
+    k_r, c0, sel, noise = _press_line(x_m, f_N, xs, v, press, lo, hi)
+    e = median_filter(f_N, size=max(int(round(LEVEL_MEDIAN_S / dt)) | 1, 1), mode="nearest") - (k_r * x_m + c0)
+    thr = max(10 * noise, 0.02 * abs(c0))
+    a, b, _ = _flight(e, xs, press, sel, thr)
+    bump_k, bump_x = _let_off_bump(e, x_m, press, sel, a, int(round(LETOFF_MARGIN_S / dt)), thr)
+    if bump_k > 0.0:
+        e = e - bump_k * np.clip(x_m - bump_x, 0.0, None)
+    # the flight ends at the first landing's spike: the force a whole drop above the jack level (the key's
+    # ringing on the probe's tip after the let-off step stays below that level)
+    raw = f_N - (k_r * x_m + c0) - bump_k * np.clip(x_m - bump_x, 0.0, None)
+    landing = np.flatnonzero(raw[a:b] > -float(np.median(e[a:b])))
+    b = a + int(landing[0]) if landing.size and landing[0] >= 5 else b
     x_l = float(x_m[a])
     inner = slice(a + (b - a) // 5, b - (b - a) // 5 + 1)
-    weight = float(-np.median(e[press][inner]))           # r m_h g: the drop during the flight
-    preload = float(c0 - weight)
+    weight = float(-np.median(e[inner]))                  # r m_h g: the drop during the flight
     t_f = (b - a) * dt
     check_drop = 0.5 * gravity_mps2 * t_f * t_f           # d_c = g t_f^2 / 2 (fall onto the rising backcheck)
-    # 3. keybed: the steep end of the press, e = k_kb (x - x_kb)
-    above = (e[press] > max(0.5 * weight, 20 * noise)) & (xs[press] > x_l)
-    end_runs = [(a2, b2) for a2, b2 in _runs(above) if b2 >= top - 2]   # the run that lasts to the turn
-    steep = press[end_runs[0][0]:end_runs[0][1]] if end_runs else press[:0]
-    steep = steep[e[steep] > 0.1 * (e[steep].max() if steep.size else 0.0)]  # past the felt's first touch
-    if steep.size >= 10:
-        k_kb, c_kb = np.polyfit(x_m[steep], e[steep], 1)
-        x_kb = float(-c_kb / k_kb)
-    else:
-        k_kb, x_kb = 0.0, float(hi)
-    # 4. release: escaped level between x_r and x_l, and the repetition point where the weight returns
-    rel = np.arange(top, x_m.size)
-    mid = rel[(xs[rel] < x_l - 0.1 * (x_l - lo)) & (xs[rel] > lo + 0.05 * (hi - lo))]
-    low = mid[e[mid] < -0.25 * weight]
-    if low.size < 10:
-        raise IdentificationError("slow stroke: the release shows no escaped level (did the key return?)")
-    x_r = float(np.min(x_m[low]))
-    level = float(np.median(e[low]) + weight)             # (r - d_c / (x_l - x_r)) m_h g
+    x_kb, k_kb = _keybed_line(e, xs, x_m, press, top, x_l, weight, noise, hi)
+    friction, x_r, level, notes = _release(e, xs, x_m, top, x_l, lo, hi, weight, noise)
     frac = 1.0 - level / weight                           # d_c / (r (x_l - x_r))
-    notes = []
     if not 0.0 < frac <= 1.0:
         raise IdentificationError("slow stroke: the escaped release level is not below the jack level")
     lever = check_drop / (frac * (x_l - x_r))
     hammer_mass = weight / (lever * gravity_mps2)
-    notes.append(f"slow stroke: k_r, F_p + r m_h g from the line below let-off; let-off at {x_l * 1e3:.3f} mm, "
-                 f"flight {t_f * 1e3:.1f} ms -> d_c; repetition at {x_r * 1e3:.3f} mm and the escaped level -> r")
-    return StaticEstimates(return_spring_Npm=float(k_r), preload_N=preload, weight_through_lever_N=weight,
-                           let_off_m=x_l, check_drop_m=float(check_drop), repetition_m=x_r, keybed_m=x_kb,
-                           keybed_k_Npm=float(k_kb), lever_ratio=float(lever), hammer_mass_kg=float(hammer_mass),
-                           notes=notes)
+    notes.insert(0, f"slow stroke: k_r, F_p + r m_h g from the line below let-off; let-off at {x_l * 1e3:.3f} mm, "
+                    f"flight {t_f * 1e3:.1f} ms -> d_c; repetition at {x_r * 1e3:.3f} mm and the escaped level -> r")
+    if bump_k > 0.0:
+        notes.append(f"let-off bump: a spring of {bump_k:.4g} N/m from {bump_x * 1e3:.3f} mm (a jack toe on its "
+                     "let-off button), which the hybrid key lacks: a one-sided contact beside it")
+    return StaticEstimates(return_spring_Npm=k_r, preload_N=float(c0 - weight - friction),
+                           weight_through_lever_N=weight, let_off_m=x_l, check_drop_m=float(check_drop),
+                           repetition_m=x_r, keybed_m=x_kb, keybed_k_Npm=float(k_kb), lever_ratio=float(lever),
+                           hammer_mass_kg=float(hammer_mass), notes=notes, friction_N=friction,
+                           bump_k_Npm=bump_k, bump_x_m=bump_x)
+
+
+def _keybed_line(e: np.ndarray, xs: np.ndarray, x_m: np.ndarray, press: np.ndarray, top: int, x_l: float,
+                 weight: float, noise: float, hi: float) -> tuple[float, float]:
+    """Keybed: the steep end of the press, e = k_kb (x - x_kb); returns (x_kb (m), k_kb (N/m))."""
+    above = (e[press] > max(0.5 * weight, 20 * noise)) & (xs[press] > x_l)
+    end_runs = [(a2, b2) for a2, b2 in _runs(above) if b2 >= top - 2]   # the run that lasts to the turn
+    steep = press[end_runs[0][0]:end_runs[0][1]] if end_runs else press[:0]
+    steep = steep[e[steep] > 0.1 * (e[steep].max() if steep.size else 0.0)]  # past the felt's first touch
+    if steep.size < 10:
+        return float(hi), 0.0
+    k_kb, c_kb = np.polyfit(x_m[steep], e[steep], 1)
+    return float(-c_kb / k_kb), float(k_kb)
+
+
+def _release(e: np.ndarray, xs: np.ndarray, x_m: np.ndarray, top: int, x_l: float, lo: float, hi: float,
+             weight: float, noise: float) -> tuple[float, float, float, list[str]]:
+    """Friction, repetition point and escaped level from the release (e: the low-passed force minus the
+    press line and bump).
+
+    The hybrid key's release lies below the press by at most the hammer's weight (the escaped level);
+    a release lower than that (a piano's hammer resting on its rail carries none of its weight, and the
+    key's Coulomb friction lowers the release by 2 F_c) gives F_c = (lowest level - r m_h g) / 2. The
+    repetition point is where the weight comes back; the escaped level is the release's mean below the
+    jack level between the repetition and let-off points: when the release shows two levels (hammer on
+    the backcheck, then on its rail) the hybrid key's single level is their mean (the same work per stroke).
+    Returns (F_c (N), x_r (m), level (N), notes)."""
+    rel = np.arange(top, x_m.size)
+    mid = rel[(xs[rel] < x_l - 0.1 * (x_l - lo)) & (xs[rel] > lo + 0.05 * (hi - lo))]
+    if mid.size < 10:
+        raise IdentificationError("slow stroke: the release shows no escaped level (did the key return?)")
+    notes: list[str] = []
+    lowest = -float(np.percentile(e[mid], 10))
+    friction = 0.0
+    if lowest > weight + max(10.0 * noise, 0.1 * weight):
+        friction = 0.5 * (lowest - weight)
+        e = e + 2.0 * friction * (np.arange(e.size) >= top)
+        notes.append(f"friction: the release lies {lowest:.4g} N below the press, {lowest - weight:.4g} N more than "
+                     f"the hammer's weight through the lever: Coulomb friction F_c = {friction:.4g} N (a friction "
+                     "component beside the hybrid key)")
+    low = mid[e[mid] < -0.25 * weight]
+    if low.size < 10:
+        raise IdentificationError("slow stroke: the release shows no escaped level (did the key return?)")
+    x_r = float(np.min(x_m[low]))
+    span = rel[(xs[rel] >= x_r) & (xs[rel] <= x_l)]
+    level = float(np.mean(e[span]) + weight)              # (r - d_c / (x_l - x_r)) m_h g
+    inside = span[xs[span] < x_l - 0.1 * (x_l - lo)]
+    upper = float(np.mean(e[inside] > -0.25 * weight)) if inside.size else 0.0
+    if 0.1 < upper < 0.9:
+        notes.append(f"release: the weight leaves the key in two steps ({100 * upper:.0f} % of it at the jack level, "
+                     "then none: the hammer on the backcheck, then on its rail); the escaped level is their mean "
+                     "(the same work per stroke)")
+    return friction, x_r, level, notes
