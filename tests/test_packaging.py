@@ -1,0 +1,18 @@
+"""Every subpackage of the source tree is installed (pyproject's explicit package list)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_subpackage_is_in_the_package_list():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"hapticam" + ("." + ".".join(p.parent.relative_to(ROOT).parts) if p.parent != ROOT else "")
+             for p in ROOT.rglob("__init__.py")
+             if not ({"tests", ".venv", "build"} & set(p.relative_to(ROOT).parts)) and not any(
+                 part.startswith(".") for part in p.relative_to(ROOT).parts)}
+    assert found - listed == set(), "not installed"
+    assert listed - found == set(), "listed but absent"
