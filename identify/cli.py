@@ -75,6 +75,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                     "the same data padasip's FilterRLS and numpy.linalg.lstsq; report times and ratios.")
     b.add_argument("--json", action="store_true", help="print the results as one JSON object (nothing else on stdout)")
     b.add_argument("--json-file", metavar="FILE", help="also write the results as JSON to FILE")
+    b.add_argument("--plot", metavar="PNG", default=None,
+                   help="also draw the pipeline's time and fit per capture")
     b.add_argument("--samples", type=int, default=360_000, help="samples (default 360000)")
     b.add_argument("--repeat", type=int, default=3, help="timing repeats, best kept (default 3)")
     b.add_argument("--captures", metavar="DIR", default=None,
@@ -234,6 +236,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise UsageError(f"--repeat must be >= 1, got {args.repeat}")
     check_output_file("--json-file", args.json_file)
+    check_output_file("--plot", args.plot)
     folder = Path(args.captures) if args.captures else DEFAULT_CAPTURES
     if args.captures and not folder.is_dir():
         raise UsageError(f"--captures {args.captures}: not a folder")
@@ -248,6 +251,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         results["pipeline"] = run_pipeline_bench(folder, repeat=args.repeat)
     else:
         results["pipeline_note"] = (f"no captures at {folder}: pass --captures DIR to time the whole pipeline")
+    if args.plot is not None and results.get("pipeline"):
+        from hapticam.identify.bench_plot import plot_pipeline
+
+        results["plot"] = str(plot_pipeline(results["pipeline"], args.plot))
     report_json(results, args.json, args.json_file, format_table)
     return 0
 
