@@ -226,16 +226,19 @@ def _keybed(preps: Sequence[Prepared], values: dict[str, float], se: dict[str, f
 
 def _unidentified(values: dict[str, float], se: dict[str, float], fixed: dict[str, str]) -> None:
     """Parameters the captures do not pin (standard error above ``MAX_RELATIVE_SE`` of the value, or an estimate
-    of the wrong sign) are reported as fixed: at their prior when they have one, else at the estimate."""
+    of the wrong sign) are reported as fixed: at their prior when the data allow it (within 3 standard errors of
+    the estimate), else at the estimate clipped to its physical bound (>= 0)."""
     for name, err in list(se.items()):
         if name in fixed or name not in values or not math.isfinite(err):
             continue
         value = values[name]
         if err <= MAX_RELATIVE_SE * abs(value) and value >= 0.0:
             continue
-        keep = PRIORS.get(name, max(value, 0.0))
+        prior = PRIORS.get(name, math.nan)
+        use_prior = abs(prior - value) <= 3.0 * err
+        keep = prior if use_prior else max(value, 0.0)
         fixed[name] = (f"not identified by these captures ({value:.4g} +- {err:.3g}): kept at "
-                       + ("its prior " if name in PRIORS else "") + f"{keep:.4g}")
+                       + ("its prior " if use_prior else "") + f"{keep:.4g}")
         values[name] = keep
         se.pop(name)
 
