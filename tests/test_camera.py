@@ -53,6 +53,27 @@ def test_piano_key_is_beyond_an_impedance_model() -> None:
     assert not result.passed and result.fit_percent < 95.0
 
 
+def test_demo_on_the_piano_action_identifies_a_hybrid_key_with_its_friction_and_bump(tmp_path: Path) -> None:
+    """The independent piano action (Coulomb friction, a jack spring at let-off, a hammer rest rail) goes
+    through the hybrid key's identification to rendering and verification; what the hybrid key lacks is
+    written beside it, at the action's ground truth."""
+    from hapticam.demos.camera import run_camera
+    from hapticam.devices.targets import get_target
+    from hapticam.models.composite import Composite
+    from hapticam.models.files import load_model
+
+    truth = get_target("piano-key")
+    run = run_camera("piano-key", out_dir=tmp_path, say=lambda _line: None)
+    beside = run.stages["identify"]["beside_the_key"]
+    assert beside["friction_N"] == pytest.approx(truth.key_friction_N, rel=0.05)
+    assert beside["bump_k_Npm"] == pytest.approx(truth.jack_spring_Npm, rel=0.05)
+    assert beside["bump_x_m"] == pytest.approx(truth.pretravel_m + truth.button_m, abs=30e-6)
+    model = load_model(run.files["model"])[0]
+    assert isinstance(model, Composite)
+    assert sorted(m.kind for m in model.components()) == ["contact", "friction", "hybrid-key"]
+    assert "verify" in run.stages and (tmp_path / "verify.json").exists()
+
+
 def test_demo_command_writes_every_artefact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["demo", "--out", str(tmp_path / "out"), "--sweep-seconds", "30"])
     out = capsys.readouterr().out
