@@ -23,6 +23,16 @@ Replay details, all reported in the result:
   far above its noise, as on a real device pressed by a finger. ``speedup`` overrides the choice.
 - The simulated device is sized to the capture: its workspace covers the capture's travel and its
   force limit is at least twice the largest captured force (``max_force_N`` overrides).
+
+What is compared is like for like on either axis (rotary: rad, N m): the capture's force is what the
+probe applied to the object behind its force sensor (the probe's own carriage is not in it), and the
+rendered force is what the device writes, without its handle's inertia. So the object's own inertia is
+in the capture and in the rendering only when the model carries it and the loop renders it (the loop
+drops an inertia below a quarter of the device's apparent mass: :data:`hapticam.render.loop.AUTO_PROXY_FRACTION`).
+A friction model identified from turns or presses has none, and a capture with speed changes then holds a
+force ``J a`` the rendering cannot: verify regresses the residual on the capture's acceleration
+(:func:`unmodelled_inertia`) and says how much of the residual that inertia is and what the fit would be
+with it, in ``unmodelled_inertia`` and in the failure when the fit is low.
 """
 
 from __future__ import annotations
@@ -44,15 +54,18 @@ from hapticam.identify.preprocess import prepare
 from hapticam.models.base import Model
 from hapticam.models.kernels import model_force
 from hapticam.models.passivity import check_passivity
-from hapticam.render.loop import LoopConfig, run_simulated
+from hapticam.render.loop import AUTO_PROXY_FRACTION, LoopConfig, run_simulated
 from hapticam.render.result import RenderResult
 from hapticam.render.safety import SafetyConfig
 from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds, compare_features, fx_curves,
-                                             key_features)
+                                             key_features, reversal_window)
 
 PROBE_STIFFNESS_N_PER_M = 1.0e6
 SETTLE_S = 0.05
 QUASI_STATIC_MPS = 1e-3
+#: a low fit is put down to unmodelled inertia when J a makes up at least this share of the residual's
+#: mean square (half: then it is the main part of what the rendering misses)
+INERTIA_SHARE = 0.5
 #: the contact-point shift is refined by this much (m) either way around the contact estimate
 OFFSET_SEARCH_M = 50e-6
 REPLAY_MPS = 5e-3
@@ -88,6 +101,8 @@ class VerifyResult:
     passivity_issues: list[str] = field(default_factory=list)
     #: the capture's axis kind: linear (m, N) or rotary (rad, N m; the fields named _m, _N then hold those)
     axis: str = "linear"
+    #: the inertia in the capture that the rendering lacks (:func:`unmodelled_inertia`), None if not measurable
+    unmodelled_inertia: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (arrays left out; see the figure and the recording for those)."""
@@ -103,7 +118,7 @@ class VerifyResult:
             "thresholds": vars(self.thresholds).copy(), "replay": self.replay,
             "safety_events": self.safety_events, "samples_compared": int(self.valid.sum()),
             "passive": self.passive, "passivity_issues": self.passivity_issues,
-            "axis": self.axis, "units": AXIS_UNITS[self.axis],
+            "axis": self.axis, "units": AXIS_UNITS[self.axis], "unmodelled_inertia": self.unmodelled_inertia,
         }
 
 
@@ -165,13 +180,16 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         sel = valid & (direction == d)
         if sel.sum() >= 2:
             per_direction[name] = fit_report(capture.f_N[sel], f_ren[sel])
-    curves_ref, curves_ren, report = _features(x_cap, x_ren, capture.f_N, f_ren, direction, valid, th)
+    turning = reversal_window(prepared.t, prepared.v, prepared.dead_band_mps, prepared.cutoff_hz)
+    curves_ref, curves_ren, report = _features(x_cap, x_ren, capture.f_N, f_ren, direction, valid, th, turning)
     failures: list[str] = []
     passivity = check_passivity(model)
     if not passivity.passive:
         failures.append("the model is not passive: " + "; ".join(passivity.issues[:2]))
+    inertia = unmodelled_inertia(prepared.a, capture.f_N, f_ren, valid)
     if overall["fit_percent"] < th.fit_percent:
-        failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %")
+        failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %"
+                        + _inertia_note(inertia, axis_of(capture.metadata)))
     for verdict in report.verdicts:
         if verdict.noticeable:
             failures.append(f"{verdict.name}: a user could feel the difference"
@@ -189,7 +207,47 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
                 "probe_stiffness_N_per_m": PROBE_STIFFNESS_N_PER_M, "device_max_force_N": device.max_force_N,
                 "median_capture_speed_mps": median_speed, "backlash_m": backlash, "x_offset_m": offset},
         safety_events=counts, capture_source=str(capture.metadata.get("source", "")),
-        passive=passivity.passive, passivity_issues=list(passivity.issues), axis=axis_of(capture.metadata))
+        passive=passivity.passive, passivity_issues=list(passivity.issues), axis=axis_of(capture.metadata),
+        unmodelled_inertia=inertia)
+
+
+def unmodelled_inertia(a: np.ndarray, f_captured: np.ndarray, f_rendered: np.ndarray,
+                       valid: np.ndarray) -> dict[str, float] | None:
+    """The inertia whose force ``J a`` the capture holds and the rendering does not.
+
+    Least squares of the residual ``r = F_captured - F_rendered`` on ``[a, 1]`` (``a`` the capture's
+    acceleration, m/s^2 or rad/s^2; the constant takes a force sensor's offset):
+    ``r = J a + c + e``. Returns ``inertia`` (kg or kg m^2), ``offset`` (N or N m), ``share`` (the part of
+    the residual's mean square that ``J a`` accounts for, 0-1) and ``fit_percent_with_inertia`` (seed 003
+    eq. 53 of the capture against ``F_rendered + J a``); None without acceleration to regress on.
+    """
+    sel = valid & np.isfinite(a) & np.isfinite(f_captured) & np.isfinite(f_rendered)
+    if sel.sum() < 10:
+        return None
+    acc, resid = a[sel], f_captured[sel] - f_rendered[sel]
+    acc_c = acc - acc.mean()
+    denom = float(acc_c @ acc_c)
+    if not denom > 0.0:
+        return None
+    inertia = float(acc_c @ (resid - resid.mean())) / denom        # normal equations of r = J a + c
+    offset = float(resid.mean() - inertia * acc.mean())
+    share = float(np.mean((inertia * acc) ** 2) / max(float(np.mean(resid ** 2)), 1e-300))
+    with_inertia = fit_report(f_captured[sel], f_rendered[sel] + inertia * acc)["fit_percent"]
+    return {"inertia": inertia, "offset": offset, "share": min(share, 1.0),
+            "fit_percent_with_inertia": float(with_inertia)}
+
+
+def _inertia_note(inertia: dict[str, float] | None, axis: str) -> str:
+    """Why the fit is low when unmodelled inertia is most of the residual (empty otherwise)."""
+    if inertia is None or inertia["inertia"] <= 0.0 or inertia["share"] < INERTIA_SHARE:
+        return ""
+    rotary = axis == "rotary"
+    what, unit = ("torque J alpha", "kg m^2") if rotary else ("force m a", "kg")
+    return (f": the capture holds an inertial {what} that the rendering does not (the model carries no such "
+            f"inertia, or the loop does not render one below {AUTO_PROXY_FRACTION:g} of the device's own); "
+            f"{'J' if rotary else 'm'} = {inertia['inertia']:.3g} {unit} by least squares of the residual on the "
+            f"capture's acceleration is {100 * inertia['share']:.0f} % of the residual's mean square, and with it "
+            f"the fit would be {inertia['fit_percent_with_inertia']:.2f} %")
 
 
 def _contact_offset(model: Model, prepared: Any) -> float:
@@ -243,15 +301,16 @@ def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray
     return result, t_replay, device, lead_s
 
 
-def _features(x_cap, x_ren, f_cap, f_ren, direction, valid, th):
-    """F-x curves of the capture and the rendering and the perceptual feature comparison."""
+def _features(x_cap, x_ren, f_cap, f_ren, direction, valid, th, turning):
+    """F-x curves of the capture and the rendering and the perceptual feature comparison. ``turning``: the
+    samples in a reversal window, the same for both (the rendering replays the capture's trajectory)."""
     lo, hi = float(x_cap.min()), float(x_cap.max())
     # Bins of 10 um, or wider where the probe moves further than that between samples (fast excitations),
     # so that every bin holds samples of several passes.
     step_m = float(np.median(np.abs(np.diff(x_cap)))) if x_cap.size > 1 else 0.0
     bin_m = max(1e-5, (hi - lo) / 5000.0, 2.0 * step_m)
-    curves_ref = fx_curves(x_cap[valid], f_cap[valid], direction[valid], bin_m, (lo, hi))
-    curves_ren = fx_curves(x_ren[valid], f_ren[valid], direction[valid], bin_m, (lo, hi))
+    curves_ref = fx_curves(x_cap[valid], f_cap[valid], direction[valid], bin_m, (lo, hi), turning[valid])
+    curves_ren = fx_curves(x_ren[valid], f_ren[valid], direction[valid], bin_m, (lo, hi), turning[valid])
     feats_ref = key_features(curves_ref, th)
     feats_ren = key_features(curves_ren, th)
     return curves_ref, curves_ren, FeatureReport(feats_ref, feats_ren, compare_features(feats_ref, feats_ren, th))

@@ -11,6 +11,16 @@ The features (per capture or rendering, from the pressing curve unless stated):
 - ``hysteresis_J``: energy dissipated per press/release cycle, the area between the pressing and
   releasing curves, integral of (F+ - F-) dx.
 
+Turning points are not bumps. Where the probe reverses, the velocity passes through zero and every
+velocity-dependent force (friction of any law, damping) changes sign, and the inertial force ``m a`` peaks,
+while the position barely moves: the F-x loop closes by a near-vertical segment of height about the
+friction gap F+ - F- (the hysteresis), not by a drop along the travel. Which curve the samples of that
+segment land on is a convention of the direction rule (the direction is held inside the velocity dead
+band), so a friction-only key shows a "drop" at the end of its pressing curve that no cam makes. A tactile
+bump is a drop while the key keeps travelling one way, so the bump and the travel stiffness are read off
+the pressing curve of the samples outside the reversal windows (:func:`reversal_window`); the other
+features use every sample.
+
 Perceptual thresholds (all settable through :class:`Thresholds`):
 
 - force: Weber fraction 0.07 (Jones 1989, "Matching forces: constant errors and differential
@@ -56,6 +66,8 @@ class FxCurves:
     x_m: np.ndarray
     press_N: np.ndarray
     release_N: np.ndarray
+    #: the pressing curve of the samples outside the reversal windows (None: no window was given)
+    press_travel_N: np.ndarray | None = None
 
 
 @dataclass
@@ -94,22 +106,59 @@ class FeatureVerdict:
 
 
 def fx_curves(x_m: np.ndarray, force_N: np.ndarray, direction: np.ndarray, bin_m: float = 1e-5,
-              x_range: tuple[float, float] | None = None) -> FxCurves:
-    """Bin force by position (bin width ``bin_m``, m) separately for direction +1 and -1."""
+              x_range: tuple[float, float] | None = None, turning: np.ndarray | None = None) -> FxCurves:
+    """Bin force by position (bin width ``bin_m``, m) separately for direction +1 and -1.
+
+    ``turning`` (bool per sample, from :func:`reversal_window`): also bin the pressing samples outside
+    it, as ``press_travel_N``."""
     lo, hi = x_range if x_range is not None else (float(np.min(x_m)), float(np.max(x_m)))
     n_bins = max(int(np.ceil((hi - lo) / bin_m)), 1)
     edges = lo + bin_m * np.arange(n_bins + 1)
     centres = 0.5 * (edges[:-1] + edges[1:])
     idx = np.clip(((x_m - lo) / bin_m).astype(np.int64), 0, n_bins - 1)
     inside = (x_m >= lo) & (x_m <= hi)
-    out = []
-    for d in (1, -1):
-        sel = inside & (direction == d)
+
+    def mean_per_bin(sel: np.ndarray) -> np.ndarray:
         sums = np.bincount(idx[sel], weights=force_N[sel], minlength=n_bins)
         counts = np.bincount(idx[sel], minlength=n_bins)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out.append(np.where(counts > 0, sums / np.maximum(counts, 1), np.nan))
-    return FxCurves(centres, out[0], out[1])
+            return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+    press, release = mean_per_bin(inside & (direction == 1)), mean_per_bin(inside & (direction == -1))
+    travel = None if turning is None else mean_per_bin(inside & (direction == 1) & ~np.asarray(turning, bool))
+    return FxCurves(centres, press, release, travel)
+
+
+def reversal_window(t_s: np.ndarray, v: np.ndarray, dead_band: float, cutoff_hz: float = float("nan")
+                    ) -> np.ndarray:
+    """Samples at a turning point of the travel (bool per sample): within ``half_width`` s of a sample whose
+    velocity ``v`` lies inside the dead band (``|v| <= dead_band``: the direction there is held, not
+    measured), of a sign change of ``v`` (a reversal), or of the capture's first and last samples (the
+    probe starts from and comes to rest, and the velocity estimate has data on one side only).
+
+    ``half_width = 1 / (2 cutoff_hz)`` when ``v`` was estimated by the zero-phase low-pass of
+    :mod:`hapticam.identify.preprocess` (4th-order Butterworth run forward and back, cutoff ``cutoff_hz``):
+    its step response rises from 5 % to 95 % in 0.52 / cutoff_hz, so a reversal of the true velocity
+    spreads over that long in the estimate, and the window covers the estimate's transition and a true
+    one (the probe's servo turning the key round) as long again. With a measured velocity (``cutoff_hz``
+    NaN) it is two sample periods. Units: s, and ``v``, ``dead_band`` in the same unit (m/s or rad/s).
+    """
+    t = np.asarray(t_s, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    if t.size == 0:
+        return np.zeros(0, dtype=bool)
+    dt = float(np.median(np.diff(t))) if t.size > 1 else 0.0
+    # 5-95 % rise of filtfilt(butter(4, f_c)) is 0.52 / f_c (computed): half of 1 / f_c each side
+    half_width = 0.5 / cutoff_hz if (np.isfinite(cutoff_hz) and cutoff_hz > 0) else 2.0 * dt
+    half_width = max(half_width, 2.0 * dt)
+    sign_change = np.flatnonzero(np.signbit(v[1:]) != np.signbit(v[:-1])) + 1
+    centres = np.union1d(np.flatnonzero(np.abs(v) <= dead_band), sign_change)
+    centre_t = np.union1d(t[centres], [t[0], t[-1]])
+    if centre_t.size == 1:                           # a single sample
+        return np.ones(t.size, dtype=bool)
+    k = np.clip(np.searchsorted(centre_t, t), 1, centre_t.size - 1)
+    nearest = np.minimum(np.abs(t - centre_t[k - 1]), np.abs(t - centre_t[k]))   # time to the nearest centre
+    return nearest <= half_width
 
 
 def _fill(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -166,9 +215,14 @@ def key_features(curves: FxCurves, thresholds: Thresholds | None = None) -> KeyF
     # Tactile bump: the largest drawdown of the pressing curve before bottom-out (a running maximum
     # followed by the lowest point after it), so a curve that rises again towards bottom-out still shows it.
     # The search starts 0.15 mm past the onset so the ringing of the preload step is not taken for a bump.
+    # The bump and the travel stiffness are read off the travel outside the reversal windows (module notes).
     i_b0 = min(i_on + max(int(round(1.5e-4 / bin_m)), 1), i_end)
-    if i_end - i_b0 >= 4:
-        seg = press[i_b0:i_end + 1]
+    travel_raw = press_raw if curves.press_travel_N is None else curves.press_travel_N
+    measured = np.isfinite(travel_raw)
+    travel = (_smooth(_fill(x, travel_raw), max(int(round(5e-5 / bin_m)), 1)) if measured.sum() >= 2
+              else np.full_like(press, np.nan))
+    if i_end - i_b0 >= 4 and np.isfinite(travel[i_b0:i_end + 1]).all():
+        seg = travel[i_b0:i_end + 1]
         running_max = np.maximum.accumulate(seg)
         drawdown = running_max - seg
         k_valley = int(np.argmax(drawdown))
@@ -182,8 +236,9 @@ def key_features(curves: FxCurves, thresholds: Thresholds | None = None) -> KeyF
             feats.bump_drop_N = drop
         # Travel stiffness: least-squares slope over the travel up to the bump (or bottom-out).
         i_stop = i_b0 + (k_peak if has_bump else seg.size - 1)
-        if i_stop - i_pre0 >= 3:
-            feats.travel_stiffness_Npm = float(np.polyfit(x[i_pre0:i_stop + 1], press[i_pre0:i_stop + 1], 1)[0])
+        fit_bins = i_pre0 + np.flatnonzero(measured[i_pre0:i_stop + 1])   # bins the travel visited
+        if fit_bins.size >= 4:
+            feats.travel_stiffness_Npm = float(np.polyfit(x[fit_bins], travel[fit_bins], 1)[0])
 
     # Hysteresis: integral of (F+ - F-) dx over the positions both directions covered, empty bins
     # filled by linear interpolation so the integral does not depend on how densely bins were visited.
