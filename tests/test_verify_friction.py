@@ -189,6 +189,10 @@ def test_knob_turns_fit_low_and_verify_names_the_inertial_torque(tmp_path):
     fit_failure = next(f for f in result.failures if f.startswith("fit "))
     assert "inertial torque J alpha" in fit_failure and "kg m^2" in fit_failure
     assert result.to_dict()["unmodelled_inertia"]["inertia"] == inertia["inertia"]
+    # the key features that differ (the torque at the start of travel, a drop while decelerating into a turn)
+    # differ by that inertia: read again without J alpha they agree, and each says so
+    felt = [v for v in result.features.verdicts if v.noticeable]
+    assert felt and all("inertial torque J alpha" in v.note for v in felt)
     # the closed form: J alpha with the knob's J and the capture's acceleration restores the fit
     p = prepare(held_out)
     with_j = result.force_rendered_N + knob.inertia_kgm2 * p.a + KNOB_SENSOR.force_bias_N

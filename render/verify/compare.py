@@ -187,9 +187,19 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     if not passivity.passive:
         failures.append("the model is not passive: " + "; ".join(passivity.issues[:2]))
     inertia = unmodelled_inertia(prepared.a, capture.f_N, f_ren, valid)
+    inertia_note = _inertia_note(inertia, axis_of(capture.metadata))
     if overall["fit_percent"] < th.fit_percent:
-        failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %"
-                        + _inertia_note(inertia, axis_of(capture.metadata)))
+        failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %" + inertia_note)
+    if inertia_note:
+        # which feature differences are that inertia: read the capture again without J a
+        bare = _features(x_cap, x_ren, capture.f_N - inertia["inertia"] * prepared.a, f_ren, direction, valid, th,
+                         turning)[2]
+        for verdict in report.verdicts:
+            if verdict.noticeable and verdict.name not in bare.noticeable:
+                what = "torque J alpha" if axis_of(capture.metadata) == "rotary" else "force m a"
+                verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
+                    f"from the capture's inertial {what}, which the rendering does not carry: without it the "
+                    "difference is below the JND")
     for verdict in report.verdicts:
         if verdict.noticeable:
             failures.append(f"{verdict.name}: a user could feel the difference"
