@@ -71,27 +71,36 @@ def test_telemetry_is_lossless_for_a_subscriber_that_keeps_up(tmp_path):
     assert all(isinstance(e["event"], str) for b in got for e in b["events"])
 
 
-def test_absent_or_stalled_subscriber_never_slows_the_loop(tmp_path):
+def _stalled_run(tmp_path):
     addr = free_address()
     session = make_session(tmp_path, telemetry=addr)
     session.publisher.socket.setsockopt(zmq.SNDHWM, 2)
-    ctx = zmq.Context.instance()
-    sub = ctx.socket(zmq.SUB)           # subscribes, then never reads
+    sub = zmq.Context.instance().socket(zmq.SUB)           # subscribes, then never reads
     sub.setsockopt(zmq.SUBSCRIBE, b"")
     sub.setsockopt(zmq.RCVHWM, 2)
     sub.connect(addr)
     time.sleep(0.2)
     report = session.run(0.5, realtime=True)
     sub.close()
-    baseline = make_session(tmp_path).run(0.5, realtime=True)      # the same run with no telemetry at all
-    assert report.stats.ticks == baseline.stats.ticks == 500
-    assert report.telemetry_sent >= 40                               # the publisher went on publishing
-    # A publisher that blocked the servo thread on the stalled subscriber would make ticks late by whole
-    # periods (ms) and miss deadlines; the loop is only as late as without telemetry, within the noise of
-    # a shared machine (p99 within 3x or 200 us of the baseline's, a few more misses at most).
-    assert report.stats.lateness_p99_us <= max(3.0 * baseline.stats.lateness_p99_us,
-                                               baseline.stats.lateness_p99_us + 200.0)
-    assert report.stats.misses <= baseline.stats.misses + 5
+    return report
+
+
+def test_absent_or_stalled_subscriber_never_slows_the_loop(tmp_path):
+    # A publisher that blocked the servo thread on the stalled subscriber would make every run's ticks late
+    # by whole periods (ms) and miss deadlines; the loop is only as late as without telemetry, within the
+    # noise of a shared machine (p99 within 3x or 200 us of the baseline's, a few more misses at most) in at
+    # least one of three attempts (other programs' bursts land on single runs, a blocking publisher on all).
+    for _ in range(3):
+        report = _stalled_run(tmp_path)
+        baseline = make_session(tmp_path).run(0.5, realtime=True)      # the same run with no telemetry at all
+        assert report.stats.ticks == baseline.stats.ticks == 500
+        assert report.telemetry_sent >= 40                               # the publisher went on publishing
+        if (report.stats.lateness_p99_us <= max(3.0 * baseline.stats.lateness_p99_us,
+                                                baseline.stats.lateness_p99_us + 200.0)
+                and report.stats.misses <= baseline.stats.misses + 5):
+            return
+    raise AssertionError(f"stalled subscriber: p99 {report.stats.lateness_p99_us} us, {report.stats.misses} misses; "
+                         f"without telemetry: {baseline.stats.lateness_p99_us} us, {baseline.stats.misses}")
 
 
 def test_control_requests_and_hostile_input(tmp_path):
