@@ -29,7 +29,9 @@ def register_hybrid_key(isub: argparse._SubParsersAction) -> None:
         description="Fit the hybrid-key model (key, jack, let-off, backcheck, string, keybed) to probe captures of "
                     "a piano-like key, position and force only: a slow press and release past let-off onto the "
                     "keybed (required), strokes at graded speeds, an oscillation below let-off, a long periodic "
-                    "excitation. Writes the model with standard errors (uncertainty) and what was fixed.")
+                    "excitation. Writes the model with standard errors (uncertainty) and what was fixed; Coulomb friction "
+                    "and a let-off bump the slow stroke shows are written beside the key (a composite with "
+                    "friction and contact components).")
     c.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.csv or .npz), >= 10 kHz for strokes")
     c.add_argument("-o", "--output", required=True, help="model file to write (.yaml or .msgpack)")
     c.add_argument("--probe-stiffness", type=float, default=None, metavar="N/m",

@@ -26,6 +26,12 @@ the model (:func:`~hapticam.identify.hybrid.key_params.describe_roles`):
    through its tip does not resolve, so it is fixed at ``PRIORS`` and reported as fixed; ``n`` is fixed
    at 1.5 (seed 000 eq. 26) and gravity is known.
 
+What the captures show beside the hybrid key (an independent action's Coulomb friction and let-off bump,
+:mod:`hapticam.identify.hybrid.key_static`) is taken out of every capture's force before the steps above
+and returned in ``KeyFit.extra``, to be written as ``friction`` and ``contact`` components beside the key
+(:func:`~hapticam.identify.hybrid.key_params.with_extras`); their standard errors are not computed (the
+probe's noise alone would make them sub-millinewton: their error is the action's departure from the laws).
+
 Every standard error is ``sqrt(diag(s^2 (J^T J)^-1))`` with ``s^2 = RSS / (N - p)`` (seed 002 section 4).
 A parameter whose data are missing (no stroke reached the string, no capture pressed into the keybed) is
 fixed at its prior and reported as such.

@@ -15,6 +15,13 @@ drops by the hammer's weight through the lever), ``F_p`` alone (the force during
 g t_f^2 / 2`` whatever the key's constant speed) and the keybed (``x_kb``, ``k_kb``: the line of the
 steep end); the release gives the repetition point ``x_r`` (where the weight comes back) and, from the
 escaped level, ``d_c / (r (x_l - x_r))``, hence the lever ratio ``r`` and the hammer mass ``m_h``.
+An independent action shows what the hybrid key lacks, and the stroke identifies it where it shows:
+a spring rising before let-off (a piano's jack toe on its let-off button: the let-off bump, a line
+``k_b (x - x_b)`` above the press line, taken out of every level), Coulomb friction (the release lies
+below the press by ``2 F_c`` more than the hammer's weight can explain once the hammer rests on its rail),
+and a release in two steps (the hammer on the backcheck, then on its rail), whose mean over the release
+is the hybrid key's escaped level (the same work per stroke). Levels are read through a running median
+(the key ringing on the probe's tip, landing spikes); the flight ends at the first landing's spike.
 What a slow stroke cannot give: the key mass, the contact stiffness and damping, the string, the
 keybed's damping (see :mod:`hapticam.identify.hybrid.key_fit` for the excitations that do).
 """
@@ -88,20 +95,23 @@ def _press_line(x_m: np.ndarray, f_N: np.ndarray, xs: np.ndarray, v: np.ndarray,
     return float(k_r), float(c0), sel, float(noise)
 
 
-def _flight(e: np.ndarray, xs: np.ndarray, press: np.ndarray, sel: np.ndarray, thr: float
-            ) -> tuple[int, int, float]:
-    """The hammer's first flight after let-off on the press: the first run (>= 5 ms) past the line's samples
-    where the low-passed force sits below half its typical drop; returns its start, stop and the drop (N)."""
+def _flight(e: np.ndarray, press: np.ndarray, sel: np.ndarray, thr: float) -> tuple[int, int, float]:
+    """The hammer's first flight after let-off on the press: the first run of at least ``MIN_RUN`` samples,
+    past the line's samples, where the force (running median) sits below half its typical drop below the
+    line; returns its start, stop and the drop (N)."""
     after = press[press > sel.max()]
     low = e[after] < -thr
     if not np.any(low):
         raise IdentificationError("slow stroke: no let-off found (the force never drops below the line)")
     drop_level = float(np.median(e[after][low]))
-    dt_run = 5
-    runs = [(after[a], after[b - 1] + 1) for a, b in _runs(e[after] < 0.5 * drop_level) if b - a >= dt_run]
+    runs = [(after[a], after[b - 1] + 1) for a, b in _runs(e[after] < 0.5 * drop_level) if b - a >= MIN_RUN]
     if not runs:
         raise IdentificationError("slow stroke: no hammer flight found after let-off")
     return runs[0][0], runs[0][1], drop_level
+
+
+#: Fewest samples a run below the line needs to count as the hammer's flight.
+MIN_RUN = 5
 
 
 def _let_off_bump(e: np.ndarray, x_m: np.ndarray, press: np.ndarray, sel: np.ndarray, a: int, margin: int,
@@ -138,7 +148,7 @@ def static_estimates(t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray, gravity_
     k_r, c0, sel, noise = _press_line(x_m, f_N, xs, v, press, lo, hi)
     e = median_filter(f_N, size=max(int(round(LEVEL_MEDIAN_S / dt)) | 1, 1), mode="nearest") - (k_r * x_m + c0)
     thr = max(10 * noise, 0.02 * abs(c0))
-    a, b, _ = _flight(e, xs, press, sel, thr)
+    a, b, _ = _flight(e, press, sel, thr)
     bump_k, bump_x = _let_off_bump(e, x_m, press, sel, a, int(round(LETOFF_MARGIN_S / dt)), thr)
     if bump_k > 0.0:
         e = e - bump_k * np.clip(x_m - bump_x, 0.0, None)
