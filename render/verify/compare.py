@@ -198,8 +198,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
             if verdict.noticeable and verdict.name not in bare.noticeable:
                 what = "torque J alpha" if axis_of(capture.metadata) == "rotary" else "force m a"
                 verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
-                    f"from the capture's inertial {what}, which the rendering does not carry: without it the "
-                    "difference is below the JND")
+                    f"the capture's inertial {what}, which the rendering lacks: without it, below the JND")
     for verdict in report.verdicts:
         if verdict.noticeable:
             failures.append(f"{verdict.name}: a user could feel the difference"

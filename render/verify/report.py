@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 from hapticam.errors import HapticError
 from hapticam.fileio import atomic_write, atomic_write_bytes, json_safe
 
+#: a feature's linear unit -> the same quantity on a rotary axis (DESIGN.md conventions)
+ROTARY_UNITS = {"m": "rad", "N": "N m", "N/m": "N m/rad"}
+
 if TYPE_CHECKING:  # pragma: no cover
     from hapticam.render.verify.compare import VerifyResult
 
@@ -38,12 +41,16 @@ def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:
     ax_tab = fig.add_subplot(grid[1, :])
 
     ref, ren = result.curves_reference, result.curves_rendered
+    rotary = result.axis == "rotary"
+    # linear: mm and N; rotary: rad and N m (the _m, _N fields then hold those)
+    x_scale, x_label, force = (1.0, "angle theta (rad)", "N m") if rotary else (1e3, "position x (mm)", "N")
     for curves, style, label in ((ref, "-", "captured"), (ren, "--", "rendered")):
-        ax_fx.plot(curves.x_m * 1e3, curves.press_N, style, color="tab:blue", lw=1.2, label=f"{label}, pressing")
-        ax_fx.plot(curves.x_m * 1e3, curves.release_N, style, color="tab:orange", lw=1.2,
+        ax_fx.plot(curves.x_m * x_scale, curves.press_N, style, color="tab:blue", lw=1.2,
+                   label=f"{label}, pressing")
+        ax_fx.plot(curves.x_m * x_scale, curves.release_N, style, color="tab:orange", lw=1.2,
                    label=f"{label}, releasing")
-    ax_fx.set_xlabel("position x (mm)")
-    ax_fx.set_ylabel("force on the object F (N)")
+    ax_fx.set_xlabel(x_label)
+    ax_fx.set_ylabel(f"{'torque on the object T' if rotary else 'force on the object F'} ({force})")
     ax_fx.set_title("force-displacement, per direction of travel")
     ax_fx.legend(fontsize=8)
     ax_fx.grid(alpha=0.3)
@@ -54,14 +61,23 @@ def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:
     ax_t.plot(t, result.force_rendered_N - result.force_reference_N, color="tab:green", lw=0.6,
               label="residual")
     ax_t.set_xlabel("time t (s)")
-    ax_t.set_ylabel("force (N)")
-    ax_t.set_title(f"fit {result.fit_percent:.2f} % (seed 003 eq. 53), RMS {result.rms_N * 1e3:.1f} mN")
+    ax_t.set_ylabel(f"{'torque' if rotary else 'force'} ({force})")
+    title = f"fit {result.fit_percent:.2f} % (seed 003 eq. 53), RMS {result.rms_N * 1e3:.1f} m{force}"
+    inertia = result.unmodelled_inertia
+    if inertia is not None and inertia["inertia"] > 0.0 and any(f.startswith("fit ") and "inertial" in f
+                                                                for f in result.failures):
+        # the fit failed and verify put it down to inertia the rendering lacks: say so on the plot
+        j_unit = "kg m^2" if rotary else "kg"
+        title += (f"\nwith the inertia it lacks ({inertia['inertia']:.3g} {j_unit}): "
+                  f"{inertia['fit_percent_with_inertia']:.2f} %")
+    ax_t.set_title(title)
     ax_t.legend(fontsize=8)
     ax_t.grid(alpha=0.3)
 
     ax_tab.axis("off")
-    rows = [[v.name, _fmt(v.reference, v.unit), _fmt(v.rendered, v.unit), _fmt(v.difference, v.unit),
-             _fmt(v.threshold, v.unit), "FEELS DIFFERENT" if v.noticeable else "same", v.note]
+    rows = [[v.name, _fmt(v.reference, v.unit, rotary), _fmt(v.rendered, v.unit, rotary),
+             _fmt(v.difference, v.unit, rotary), _fmt(v.threshold, v.unit, rotary),
+             "FEELS DIFFERENT" if v.noticeable else "same", v.note]
             for v in result.features.verdicts]
     if rows:
         for r in rows:
@@ -83,9 +99,11 @@ def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:
         plt.close(fig)
 
 
-def _fmt(value: float | None, unit: str) -> str:
+def _fmt(value: float | None, unit: str, rotary: bool = False) -> str:
     if value is None:
         return "-"
+    if rotary:                                   # the feature's linear unit read on a rotary axis
+        return f"{value:.4g} {ROTARY_UNITS.get(unit, unit)}"
     if unit == "m":
         return f"{value * 1e3:.3f} mm"
     if unit == "N":
