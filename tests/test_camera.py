@@ -74,6 +74,30 @@ def test_demo_on_the_piano_action_identifies_a_hybrid_key_with_its_friction_and_
     assert "verify" in run.stages and (tmp_path / "verify.json").exists()
 
 
+def test_held_out_features_of_the_hybrid_key_read_its_physics_not_the_landing_spike() -> None:
+    """The demo's held-out press of the hybrid-key target, probed through the stiff tip: the hammer's landing
+    on the backcheck is a spike of tens of N over a sample; the features read the key's levels (travel
+    stiffness k_r, the let-off force as the bump's peak and the hammer's weight through the lever as its
+    drop), at the target's ground truth within the force JND."""
+    from hapticam.devices.probe import ProbeSpec
+    from hapticam.devices.targets import get_target
+    from hapticam.identify.preprocess import prepare
+    from hapticam.render.verify.features import Thresholds, fx_curves, key_features
+
+    truth = get_target("hybrid-key")
+    cap = _probe_capture("hybrid-key", "triangle", seed=1)
+    assert cap.f_N.max() > 10.0                                   # the landing spike is in the capture
+    prepared = prepare(cap)
+    feats = key_features(fx_curves(prepared.x, cap.f_N, prepared.direction.astype(int), 1e-5))
+    weight = truth.lever_ratio * truth.hammer_mass_kg * truth.gravity_mps2
+    peak = truth.return_spring_Npm * truth.let_off_m + truth.preload_N + weight + ProbeSpec().force_bias_N
+    jnd = Thresholds().force_jnd(peak)
+    assert feats.bump_peak_N == pytest.approx(peak, abs=jnd)
+    assert feats.bump_drop_N == pytest.approx(weight, abs=jnd)
+    assert feats.bump_position_m == pytest.approx(truth.let_off_m, abs=0.1e-3)
+    assert feats.travel_stiffness_Npm == pytest.approx(truth.return_spring_Npm, rel=0.1)
+
+
 def test_demo_command_writes_every_artefact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["demo", "--out", str(tmp_path / "out"), "--sweep-seconds", "30"])
     out = capsys.readouterr().out

@@ -168,6 +168,22 @@ def _fill(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.interp(x, x[ok], y[ok])
 
 
+#: Travel (m) over which an impact is read as an impulse, not a force level: a landing or click lasts a
+#: fraction of a millisecond, which through a stiff probe tip is a spike of tens of N over a sample or two
+#: (its height set by the tip's stiffness and the sampling) and a dip as the tip rings; a rendering spreads
+#: the same impulse over its tick. A running median over this travel keeps levels and steps (a bump's drop)
+#: and removes excursions shorter than half of it, so the bump is compared like for like.
+IMPACT_WINDOW_M = 1e-4
+
+
+def _despike(y: np.ndarray, bin_m: float) -> np.ndarray:
+    """Running median of a binned curve over ``IMPACT_WINDOW_M`` (an odd number of bins of ``bin_m`` m)."""
+    from scipy.ndimage import median_filter
+
+    width = max(int(round(IMPACT_WINDOW_M / bin_m)) // 2 * 2 + 1, 1)
+    return y if width <= 1 or y.size < width else median_filter(y, size=width, mode="nearest")
+
+
 def _smooth(y: np.ndarray, width: int) -> np.ndarray:
     if width <= 1 or y.size < width:
         return y
@@ -219,7 +235,7 @@ def key_features(curves: FxCurves, thresholds: Thresholds | None = None) -> KeyF
     i_b0 = min(i_on + max(int(round(1.5e-4 / bin_m)), 1), i_end)
     travel_raw = press_raw if curves.press_travel_N is None else curves.press_travel_N
     measured = np.isfinite(travel_raw)
-    travel = (_smooth(_fill(x, travel_raw), max(int(round(5e-5 / bin_m)), 1)) if measured.sum() >= 2
+    travel = (_smooth(_despike(_fill(x, travel_raw), bin_m), max(int(round(5e-5 / bin_m)), 1)) if measured.sum() >= 2
               else np.full_like(press, np.nan))
     if i_end - i_b0 >= 4 and np.isfinite(travel[i_b0:i_end + 1]).all():
         seg = travel[i_b0:i_end + 1]
