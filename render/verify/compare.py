@@ -70,6 +70,10 @@ INERTIA_SHARE = 0.5
 OFFSET_SEARCH_M = 50e-6
 REPLAY_MPS = 5e-3
 
+#: on a rotary axis the feature differences are reported, not judged: the perceptual thresholds (force and
+#: position JNDs, Weber fractions) are measured on keys pressed by a finger; no source here gives a knob's
+ROTARY_FEATURE_NOTE = "not judged on a rotary axis (the thresholds are a key's, in N and mm)"
+
 
 @dataclass
 class VerifyResult:
@@ -199,8 +203,11 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
                 what = "torque J alpha" if axis_of(capture.metadata) == "rotary" else "force m a"
                 verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
                     f"the capture's inertial {what}, which the rendering lacks: without it, below the JND")
+    rotary = axis_of(capture.metadata) == "rotary"
     for verdict in report.verdicts:
-        if verdict.noticeable:
+        if rotary:      # the JNDs (N, mm, Weber fractions of key forces) are a key's; none is sourced for a knob
+            verdict.note = ((verdict.note + "; ") if verdict.note else "") + ROTARY_FEATURE_NOTE
+        elif verdict.noticeable:
             failures.append(f"{verdict.name}: a user could feel the difference"
                             + (f" ({verdict.note})" if verdict.note else ""))
     counts: dict[str, int] = {}
