@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from hapticam.errors import HapticError
-from hapticam.identify.bench import DEFAULT_CAPTURES, run_pipeline_bench
+from hapticam.identify.bench import run_pipeline_bench
 from hapticam.identify.bench_plot import plot_pipeline
 
 
 def test_pipeline_rows_are_drawn(tmp_path):
     for name in ("Cherry-MX-Red.csv", "Gateron-Brown.csv"):
-        shutil.copy(Path(DEFAULT_CAPTURES) / name, tmp_path / name)
+        shutil.copy(Path(__file__).parent / "data" / "switch_curves" / name, tmp_path / name)
     rows = run_pipeline_bench(tmp_path, repeat=1)
     assert [r["capture"] for r in rows] == ["Cherry-MX-Red.csv", "Gateron-Brown.csv"]
     assert all(r["fit_percent"] > 99.0 and r["holdout_fit_percent"] > 99.0 and r["pipeline_s"] < 2.0 for r in rows)
