@@ -79,7 +79,8 @@ def run_python(emu, busy):
             out = run_pyopenhaptics_callback(SECONDS)
     else:
         out = run_pyopenhaptics_callback(SECONDS)
-    assert out["calls"] > 0.5 * SECONDS * 1000
+    # it ran: every frame idle; with the busy thread the frames wait for the GIL, so fewer of them fit
+    assert out["calls"] > (0.05 if busy else 0.5) * SECONDS * 1000
     return frame_times_us(emu)
 
 
