@@ -93,7 +93,7 @@ Parameter block (``params_block()``, float64)::
     17 sub-step (s)   18 rest penetration (m; Hunt-Crossley)   19 capture speed (m/s)
     20 check drop d_c (m)   21 repetition point x_r (m; -1e30 if no let-off)
     22 handle-key coupling k_c (N/m; 0: the key is the handle)   23 coupling damping b_c (N s/m)
-    24 key sub-step h_k (s; coupled key)
+    24 key sub-step h_k (s; coupled key)   25 key damper b_d on the key's motion relative to the handle (N s/m)
 
 State block (``initial_state()``, float64)::
 
@@ -108,7 +108,8 @@ State block (``initial_state()``, float64)::
     16 length of the previous tick (s; 0 before the first)
     17 number of events in the last tick; 18-29 the first four: (code, time in tick (s), speed (m/s))
     30-33 coupled key: key position x_k (m), velocity (m/s), handle position at the last tick (m),
-    hammer reaction of the last key sub-step (N); 34-47 the tick's events gathered over key sub-steps
+    hammer reaction of the last key sub-step (N); 34-47 the tick's events gathered over key sub-steps;
+    48-49 the handle's mean velocity (m/s) and length (s) of the previous tick
 
 Coupled key (``coupling_k_Npm`` set; :mod:`hapticam.models.hybrid_key_coupling`): for rendering, the
 hammer acts on a simulated key of mass ``m_k`` that the device's handle pulls through a virtual
@@ -148,9 +149,9 @@ from hapticam.models.hybrid_key_kernel import (drive_point, hybrid_key_diag, hyb
 from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_SPEED_MPS, DT_MAX_S, DT_MIN_S,
                                                EVENT_NAMES, EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING,
                                                FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_IMPACT, FLAG_KEYBED,
-                                               FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING, F_LIMIT_N,
+                                               FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING, F_LIMIT_N, KEY_DAMPING_RATIO,
                                                LAW_HUNT_CROSSLEY, LAW_RIGID, MAX_KEY_SUBSTEP_S, MAX_LOGGED_EVENTS, MAX_SUBSTEPS,
-                                               MAX_SUBSTEP_S, MODE_CONTACT, MODE_FLIGHT, PARAM_SIZE, P_B, P_BC, P_BKB,
+                                               MAX_SUBSTEP_S, MODE_CONTACT, MODE_FLIGHT, PARAM_SIZE, P_B, P_BC, P_BK, P_BKB,
                                                P_DC, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_HK, P_K, P_KC, P_KKB, P_KR, P_LAW,
                                                P_MH, P_MK, P_N, P_R, P_VCAP, P_XKB, P_XL, P_XR, P_YS, STATE_SIZE,
                                                SUBSTEP_OMEGA_H, SUBSTEP_REF_SPEED_MPS, S_ESCAPED, S_EV0,
@@ -351,10 +352,23 @@ class HybridKey(Model):
         stiff = (self.coupling_k_Npm or 0.0) + self.keybed_k_Npm
         if stiff > 0.0:
             h = min(h, SUBSTEP_OMEGA_H / math.sqrt(stiff / m))
-        damp = self.coupling_b_Nspm + self.keybed_b_Nspm
+        damp = self.coupling_b_Nspm + self.key_damping_Nspm + self.keybed_b_Nspm
         if damp > 0.0:
             h = min(h, SUBSTEP_OMEGA_H * m / damp)
         return float(max(h, 1e-9))
+
+    @property
+    def key_damping_Nspm(self) -> float:
+        """Damper ``b_d`` (N s/m) on the coupled key's motion relative to the handle, acting on the simulated
+        key alone: with the coupling's ``b_c`` it gives the key and the hammer resting on it
+        (``m_k + r^2 m_h``) the damping ratio ``KEY_DAMPING_RATIO`` on the coupling,
+        ``b_c + b_d = 2 zeta sqrt(k_c (m_k + r^2 m_h))`` (0 without a coupling; passivity in
+        :mod:`hapticam.models.hybrid_key_coupling`)."""
+        if self.coupling_k_Npm is None or self.coupling_b_Nspm >= math.sqrt(self.coupling_k_Npm * self.key_mass_kg):
+            return 0.0   # a physical pad (the probe's tip) damping the key alone at zeta >= 1/2 is left as it is
+        mass = self.key_mass_kg + self.lever_ratio ** 2 * self.hammer_mass_kg
+        critical = 2.0 * math.sqrt(self.coupling_k_Npm * mass)
+        return float(max(0.0, KEY_DAMPING_RATIO * critical - self.coupling_b_Nspm))
 
     # -- encoding -------------------------------------------------------------------------------------
     def params_block(self) -> np.ndarray:
@@ -378,6 +392,7 @@ class HybridKey(Model):
         p[P_VCAP] = CAPTURE_SPEED_MPS
         if self.coupling_k_Npm is not None:
             p[P_KC], p[P_BC], p[P_HK] = self.coupling_k_Npm, self.coupling_b_Nspm, self.key_substep_s
+            p[P_BK] = self.key_damping_Nspm
         return p
 
     def initial_state(self) -> np.ndarray:

@@ -7,32 +7,50 @@ a simulated key (mass ``m_k``) which the handle pulls through a virtual coupling
 Brown 1995; Adams & Hannaford 1999); the key's springs and keybed act on the handle itself, as the
 servo loop renders a model's stiffness at the handle and only its inertia through its proxy::
 
-    F = k_r x + F_p + F_kb(x, v) + F_c                           the force the user applies (N, +x)
-    F_c = k_c (x - x_k) + b_c (v_h - v_k) + F_0,  F_0 = r m_h g   the coupling, preloaded by the hammer
-    m_k x_k'' = F_c - R - F_s                                    R: the hammer's reaction at the key
+    F = k_r x + F_p + F_kb(x, v) + F_c                            the force the user applies (N, +x)
+    F_c = k_c (x - x_k) + b_c (v_h - v_k) + F_0                    the coupling, felt at the handle
+    m_k x_k'' = F_c + b_d (v_h - v_k) - R - F_s                    R: the hammer's reaction at the key
 
-The preload ``F_0`` (the hammer's weight through the lever) keeps the key under the handle while the
-hammer rests on the jack, so let-off, repetition and the keybed are met where the handle is; the key
-moves ahead of the handle by ``F_0 / k_c`` while the hammer is away. A stop ``F_s`` with the keybed's
-stiffness and damping keeps the key from going deeper than ``max(x_kb, x)`` (so a fast stroke does not
-carry the key, and the backcheck, past the keybed; the keybed's own force is the handle's). The hammer is advanced exactly as for
-a kinematic key (``hybrid_key_kernel``), driven by the simulated key over sub-steps ``h_k`` no longer than
-``MAX_KEY_SUBSTEP_S`` (shorter for stiff contacts: see ``HybridKey.key_substep_s``); the key feels the
-hammer's reaction of the previous sub-step. The key's step is linearly implicit in the coupling and
-the keybed (stiffness K, damping C acting on it)::
+Preload. ``F_0`` is the hammer's static weight through the lever, ``(ds/dx) m_h g``, while the hammer
+rests on the key (contact mode) and 0 while it flies: the key sits under the handle whether the hammer
+rests on the jack or on the backcheck, and at let-off the preload and the hammer's reaction leave the
+key together (a constant ``F_0 = r m_h g`` pushed the 30 g key ``F_0 / k_c`` = 0.49 mm ahead of the
+handle at let-off and rang; the drop the handle feels is now the hammer's weight, as on the real key).
 
-    v_k+ = v_k + h (F - h K v_k) / (m_k + h C + h^2 K),   x_k+ = x_k + h v_k+
+Key damper. ``b_d`` (``HybridKey.key_damping_Nspm``) acts on the key's motion relative to the handle
+and on the simulated key alone: the handle never feels it, so the device's budget (below) is spent on
+``k_c`` and ``b_c`` only. It gives the key with the hammer resting on it (mass ``m_k + r^2 m_h``, 0.28 kg
+on the example: ``b_c`` alone leaves it at damping ratio 0.045 and every landing rang for ~0.4 s) the
+damping ratio ``KEY_DAMPING_RATIO`` = 1/sqrt(2). At a steady press ``v_h = v_k`` and it adds nothing to
+the quasi-static force (a damper to ground would add ``b_d v``: 0.1 N at 5 mm/s, above the force JND).
+A physical pad (the probe's tip bolted to a key, ``b_c >= sqrt(k_c m_k)``) gets none.
 
-(backward Euler linearised), which only adds numerical dissipation. The handle moves linearly between
-the loop's samples, at the tick's mean velocity ``v_h``, so the coupling does not depend on the loop's
-velocity filter and the sub-steps are the same at any tick rate: rendering at 1 kHz and simulating
-offline at 10 kHz follow the same key and hammer up to the handle's interpolation.
+The handle is interpolated inside a tick along the quadratic through its last three samples (with
+``b_d``; linearly without, as before), so the handle velocity the key feels is continuous at tick
+boundaries up to a third difference, like the kinematic key's drive point: with the tick-mean
+(staircase) velocity the damper made the key, and the hammer on it, follow a 1 kHz staircase.
 
-Passivity: the coupling is a spring and a damper (``k_c, b_c >= 0``; its preload is the static
-weight of the hammer, a constant force) and the rest is the mechanical system of
-:mod:`hapticam.models.hybrid_key`; the device renders the coupling passively when Colgate & Schenkel's
-``b > k_c T / 2 + b_c`` holds for its physical damping ``b`` and period ``T`` (:func:`coupling_for_device`
-picks ``k_c`` a quarter of ``2 b / T``, as the servo loop's proxy does).
+Passivity. (1) Device side: the handle feels ``F_c`` only, a spring-damper evaluated on the sampled
+handle, and the device renders it passively when Colgate & Schenkel's ``b > k_c T / 2 + b_c`` holds for
+its physical damping ``b`` and period ``T`` (:func:`coupling_for_device` picks ``k_c`` a quarter of
+``2 b / T``, as the servo loop's proxy does). (2) Environment side, the key on the coupling with a
+linear load (the hammer resting: one body of mass ``m``): the impedance at the handle is
+``Z(s) = m s (k_c + b_c s) / (m s^2 + (b_c + b_d) s + k_c)`` and
+``Re Z(j w) = m w^2 (k_c b_d + b_c m w^2) / |k_c - m w^2 + j (b_c + b_d) w|^2 >= 0`` for every
+``b_d >= 0``: positive real, dissipating at every frequency (``b_d`` adds the ``k_c b_d`` term). In
+energy form, with the key's momentum ``p = m v_k - b_d e`` (``e = x_h - x_k``; ``p' = F_c - L``, ``L``
+the load on the key) and ``S = p^2 / (2 m) + k_c e^2 / 2``::
+
+    F_c v_h - L v_k - dS/dt = b_c e'^2 + (b_d / m) (k_c e^2 + b_c e e') - (b_d / m) L e
+
+whose quadratic part is >= 0 when ``b_d b_c <= 4 k_c m`` (77 N s/m on the example, ``b_d`` = 22); the
+last term is the load's force times the coupling's deflection, which the preload keeps at the
+hammer's dynamic reaction only (the static weight is ``F_0``). So the damper is passive for the key
+alone and with the hammer resting; across the hammer's impacts it is not covered by this storage
+function, and the servo loop's energy monitor stays the guard. (3) The preload is a force between
+handle and key, ``F_0 e'`` of power: constant while the hammer rests (a shift of the spring's rest
+length, lossless), it switches only with the hammer's mode, at ``e`` close to 0 (the key under the
+handle), so each switch exchanges at most ``F_0 |e|``.
 """
 
 from __future__ import annotations
@@ -41,10 +59,11 @@ import math
 
 from numba import njit
 
-from hapticam.models.hybrid_key_layout import (FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING, MAX_LOGGED_EVENTS, P_BC,
-                                               P_BKB, P_G, P_KC, P_KKB, P_MH, P_MK, P_R, P_XKB, S_CEV0,
-                                               S_CEV_COUNT, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC, S_RK,
-                                               S_VK, S_XK)
+from hapticam.models.hybrid_key_layout import (FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
+                                               MAX_LOGGED_EVENTS, MODE_CONTACT, P_BC, P_BK, P_BKB, P_DC, P_G,
+                                               P_KC, P_KKB, P_MH, P_MK, P_R, P_XKB, P_XL, P_XR, S_CEV0,
+                                               S_CEV_COUNT, S_ESCAPED, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC,
+                                               S_MODE, S_RK, S_VK, S_XK)
 
 #: Flag bits that record an event during a tick (kept over the key's sub-steps); the others are states.
 EVENT_FLAGS = FLAG_STRING | FLAG_IMPACT | FLAG_LIFTOFF | FLAG_LETOFF
@@ -61,16 +80,24 @@ def coupling_for_device(damping_N_s_per_m: float, rate_hz: float, key_mass_kg: f
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def coupling_preload(p):
-    """The coupling's preload F_0 = r m_h g (N): the hammer's static weight through the lever."""
-    return p[P_R] * p[P_MH] * p[P_G]
+def coupling_preload(p, s):
+    """The coupling's preload F_0 (N): the hammer's static weight through the lever, (ds/dx) m_h g, while
+    the hammer rests on the key (contact mode); 0 while it flies."""
+    if p[P_BK] <= 0.0:
+        return p[P_R] * p[P_MH] * p[P_G]          # a physical pad: the constant r m_h g
+    if s[S_MODE] != MODE_CONTACT:
+        return 0.0
+    lever = p[P_R]
+    if s[S_ESCAPED] != 0.0 and p[P_XR] < s[S_XK] < p[P_XL]:
+        lever -= p[P_DC] / (p[P_XL] - p[P_XR])   # the backcheck's ds/dx (hybrid_key_kernel._dsdx)
+    return lever * p[P_MH] * p[P_G]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def key_equilibrium(p, x_h, reaction):
+def key_equilibrium(p, s, x_h, reaction):
     """Key position (m) at rest under the handle at ``x_h`` with the hammer's static reaction ``reaction``
     (N): k_c (x_h - x_k) + F_0 = reaction."""
-    return x_h - (reaction - coupling_preload(p)) / p[P_KC]
+    return x_h - (reaction - coupling_preload(p, s)) / p[P_KC]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -82,11 +109,14 @@ def key_substep(p, s, x_h, v_h, h):
     vk = s[S_VK]
     kc = p[P_KC]
     bc = p[P_BC]
-    f0 = coupling_preload(p)
-    # m_k x_k'' = k_c (x_h - x_k) + b_c (v_h - v_k) + F_0 - R  (module docstring)
+    f0 = coupling_preload(p, s)
+    # m_k x_k'' = k_c (x_h - x_k) + b_c (v_h - v_k) + F_0 - R + F_d  (module docstring)
     f = kc * (x_h - xk) + bc * (v_h - vk) + f0 - s[S_RK]
     stiff = kc
     damp = bc
+    # the key's own damper on its motion relative to the handle, on the key alone: F_d = b_d (v_h - v_k)
+    f += p[P_BK] * (v_h - vk)
+    damp += p[P_BK]
     # the keybed stops the key where it stops the handle: no deeper than max(x_kb, x_h) (seed 004 eq. 2.1)
     stop, v_stop = (x_h, v_h) if x_h > p[P_XKB] else (p[P_XKB], 0.0)
     if xk > stop:

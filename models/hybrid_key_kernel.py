@@ -15,11 +15,11 @@ from hapticam.models.hybrid_key_layout import (A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S,
                                                EV_LIFTOFF, EV_STRING, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT,
                                                FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                                F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS, MAX_LOGGED_EVENTS,
-                                               MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BKB, P_DC, P_DELTA0,
+                                               MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BK, P_BKB, P_DC, P_DELTA0,
                                                P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_R,
                                                P_VCAP, P_XKB, P_XL, P_XR, P_YS, S_ESCAPED, S_EV0, S_EV_COUNT,
                                                S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION, S_RECOVERIES,
-                                               S_STRING_SPEED, S_TPREV, S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_T_LIFT,
+                                               S_STRING_SPEED, S_TH, S_TPREV, S_UH, S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_T_LIFT,
                                                S_T_STRING, S_UPREV, S_W, S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS,
                                                X_LIMIT_M, Y_LIMIT_M)
 
@@ -340,29 +340,41 @@ def _coupled_force(p, s, x, v, dt):
         s[S_XK] = x  # the key at rest under the handle, the hammer on the jack: F_c = F_0 = R
         s[S_VK] = 0.0
         s[S_XH] = x
+        s[S_UH] = 0.0
+        s[S_TH] = 0.0
         _direct_force(p, s, x, 0.0, 0.0, 0.0)
         s[S_RK] = s[S_REACTION]
     if not dt > 0.0:
-        return f_key + p[P_KC] * (x - s[S_XK]) + p[P_BC] * (v - s[S_VK]) + coupling_preload(p)
+        return f_key + p[P_KC] * (x - s[S_XK]) + p[P_BC] * (v - s[S_VK]) + coupling_preload(p, s)
     T = clamp(dt, DT_MIN_S, DT_MAX_S)
     n = max(1, min(int(math.ceil(T / p[P_HK] - 1e-9)), MAX_KEY_SUBSTEPS))
     h = T / n
+    # the handle on the quadratic through its last three samples (mean velocities d1 over the previous
+    # tick of length T_p, d2 over this one), as the kinematic key's drive: x_h(t) = x0 + v0 t + acc t^2 / 2
     x0 = s[S_XH]
-    v_h = (x - x0) / T  # the handle's mean velocity over the tick
+    d2 = (x - x0) / T
+    t_p = s[S_TH] if s[S_TH] > 0.0 else T
+    acc = 2.0 * (d2 - s[S_UH]) / (T + t_p) if p[P_BK] > 0.0 else 0.0   # a physical pad: linear
+    v0 = d2 - 0.5 * acc * T
     begin_tick(s)
     total = 0.0
     for j in range(1, n + 1):
-        total += key_substep(p, s, x0 + (x - x0) * (j / n), v_h, h)
+        t_j = j * h
+        # the handle's mean velocity over the sub-step: v0 + acc (t_j - h / 2)
+        x_j = x0 + v0 * t_j + 0.5 * acc * t_j * t_j if acc != 0.0 else x0 + (x - x0) * (j / n)
+        total += key_substep(p, s, x_j, v0 + acc * (t_j - 0.5 * h), h)
         _direct_force(p, s, s[S_XK], s[S_VK], 0.0, h)
         s[S_RK] = s[S_REACTION]
         gather_substep(s, (j - 1) * h)
     end_tick(s, on_keybed)
     s[S_XH] = x
+    s[S_UH] = d2
+    s[S_TH] = T
     if not (math.isfinite(total) and abs(s[S_XK]) <= X_LIMIT_M and abs(s[S_VK]) <= W_LIMIT_MPS):
         s[S_RECOVERIES] += 1.0  # a runaway key: back to rest under the handle (counted)
         s[S_XK] = x
         s[S_VK] = 0.0
-        return f_key + coupling_preload(p)
+        return f_key + coupling_preload(p, s)
     return f_key + total / n
 
 

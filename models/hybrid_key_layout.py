@@ -11,7 +11,8 @@ P_LAW, P_K, P_B, P_N, P_E = 6, 7, 8, 9, 10
 P_XL, P_YS, P_ES, P_XKB, P_KKB, P_BKB = 11, 12, 13, 14, 15, 16
 P_H, P_DELTA0, P_VCAP, P_DC, P_XR = 17, 18, 19, 20, 21
 P_KC, P_BC, P_HK = 22, 23, 24          # handle-key coupling k_c (N/m; 0: key driven directly), b_c, key sub-step (s)
-PARAM_SIZE = 25
+P_BK = 25                              # coupled key's damper on its motion relative to the handle (N s/m)
+PARAM_SIZE = 26
 
 # -- state block layout -------------------------------------------------------------------------------
 S_Y, S_W, S_XPREV, S_UPREV, S_MODE, S_FLAGS, S_ESCAPED, S_INIT = 0, 1, 2, 3, 4, 5, 6, 7
@@ -23,7 +24,9 @@ MAX_LOGGED_EVENTS = 4
 # previous tick, hammer reaction of the last key sub-step, and the tick's events gathered over sub-steps
 S_XK, S_VK, S_XH, S_RK, S_FLAGS_ACC, S_CEV_COUNT = (S_EV0 + 3 * MAX_LOGGED_EVENTS + i for i in range(6))
 S_CEV0 = S_CEV_COUNT + 1
-STATE_SIZE = S_CEV0 + 3 * MAX_LOGGED_EVENTS
+# the handle's mean velocity (m/s) and length (s) of the previous tick (its quadratic interpolant)
+S_UH, S_TH = S_CEV0 + 3 * MAX_LOGGED_EVENTS, S_CEV0 + 3 * MAX_LOGGED_EVENTS + 1
+STATE_SIZE = S_TH + 1
 
 LAW_HUNT_CROSSLEY, LAW_RIGID = 0, 1
 MODE_FLIGHT, MODE_CONTACT = 0, 1
@@ -56,5 +59,8 @@ MAX_EXTRA_ITERATIONS = 64
 #: Longest sub-step of the coupled key (s), and most key sub-steps per tick.
 MAX_KEY_SUBSTEP_S = 2e-5
 MAX_KEY_SUBSTEPS = 512
+#: Damping ratio of the coupled key with the hammer resting on it, (b_c + b_d) / (2 sqrt(k_c (m_k + r^2 m_h))):
+#: 1/sqrt(2), its free oscillation overshoots by exp(-pi zeta / sqrt(1 - zeta^2)) = exp(-pi) = 4.3 %.
+KEY_DAMPING_RATIO = 0.7071067811865476
 #: Documented tick-rate tolerance (s) of event times between dt = 1 ms and 0.1 ms (see the module docstring).
 TICK_RATE_TOLERANCE_S = 2e-4

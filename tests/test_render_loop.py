@@ -81,7 +81,7 @@ def test_example_model_force_command_is_the_kernel_on_the_sensed_path(name):
     offline = np.array([model_force(c.params, s, r.x_m[i], r.v_mps[i], 0.0, 1e-3) for i in range(r.x_m.size)])
     np.testing.assert_allclose(r.force_cmd_N, offline, rtol=0, atol=1e-12)
     assert r.stats.fault is None and np.all(np.abs(r.force_N) <= 8.0)
-    assert np.ptp(r.force_cmd_N) > 0.1                    # the press loaded the key
+    assert np.ptp(r.force_cmd_N) > 0.03                   # the press loaded the key (piano: k_r x = 0.037 N)
 
 
 @pytest.mark.parametrize("name", ["linear-key", "tactile-key"])
