@@ -45,6 +45,7 @@ from hapticam.models.hybrid_key import HybridKey
 EXAMPLES = ("example:linear-key", "example:tactile-key", "example:piano-key")
 SIZE = (960, 600)
 TRACE_TICKS = 3000
+FINGER_STEPS = 8              # steps of the finger's target within one frame (see KeyWindow.step_frame)
 #: Finger overpress past the bottom: at most this fraction of the travel, and at most this force.
 OVERPRESS_FRACTION = 0.15
 OVERPRESS_FORCE_N = 2.0
@@ -187,14 +188,24 @@ class KeyWindow:
     def step_frame(self, frame: int, target_m: float | None) -> None:
         """Set the finger target (clamped to the key's travel) and run the frame's servo ticks."""
         self.target = None if target_m is None else float(np.clip(target_m, 0.0, self.max_target_m))
+        start, goal = self.rig.target_m, (self.rig.rest_m if self.target is None else self.target)
+        n_ticks = frame_ticks(frame)
+        # the mouse moves once a frame; the finger follows in FINGER_STEPS steps over the frame's ticks, so
+        # its target is no 60 Hz staircase (each step a force impulse through the finger's stiff spring)
+        edges = np.linspace(0, n_ticks, FINGER_STEPS + 1).round().astype(int)
+        for j in range(FINGER_STEPS):
+            if edges[j + 1] == edges[j]:
+                continue
+            w = (j + 1) / FINGER_STEPS
+            self.rig.set_target(start + w * (goal - start))
+            res = self.rig.step(int(edges[j + 1] - edges[j]))
+            self.ticks.append((res.t_s, res.x_true_m, res.force_N))
+            n = res.t_s.size
+            idx = (self.trace_head + np.arange(n)) % TRACE_TICKS
+            self.trace[idx, 0] = res.x_true_m
+            self.trace[idx, 1] = res.force_N
+            self.trace_head = (self.trace_head + n) % TRACE_TICKS
         self.rig.set_target(self.target)
-        res = self.rig.step(frame_ticks(frame))
-        self.ticks.append((res.t_s, res.x_true_m, res.force_N))
-        n = res.t_s.size
-        idx = (self.trace_head + np.arange(n)) % TRACE_TICKS
-        self.trace[idx, 0] = res.x_true_m
-        self.trace[idx, 1] = res.force_N
-        self.trace_head = (self.trace_head + n) % TRACE_TICKS
 
     def last(self) -> tuple[float, float]:
         """Handle position (m) and rendered force (N) at the last tick."""
