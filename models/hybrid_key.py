@@ -27,6 +27,14 @@ than ``r (x_l - x_r)`` (the drive point never moves against the key) and the str
 height ``r x_l`` and above the backcheck at the keybed ``r x_kb - d_c``, so the key cannot pinch the
 hammer against the string.
 
+Hammer rail (``hammer_rail``, :mod:`hapticam.models.hybrid_key_geometry`): as in a grand action, the
+hammer rests on a fixed rail at its rest height whenever the jack or the backcheck is below it. The
+jack lifts it after the key's lost motion ``x_j`` (``jack_pickup_m``), ``s = max(r (x - x_j), 0)``; once
+escaped the backcheck keeps the whole drop, ``s = max(r (x - x_j) - d_c, 0)``, so a slow release
+carries the hammer's weight down to ``x_j + d_c / r`` and none below it, and the jack slips back under
+the hammer at ``x_r <= x_j``. The rail takes the hammer's landings there (``ds/dx = 0``: the key feels
+none of them).
+
 Modes and resets (seed 000 eqs. 1-5):
 
 - flight: ``y'' = -g``, integrated in closed form (a parabola). Guards: landing on the drive point
@@ -144,8 +152,8 @@ from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_HYBRID_KEY, Model
 # the compiled kernel and the block layout are re-exported: they are part of this module's API
 from hapticam.models.hybrid_key_coupling import coupling_for_device  # noqa: F401
-from hapticam.models.hybrid_key_kernel import (drive_point, hybrid_key_diag, hybrid_key_flags,  # noqa: F401
-                                               hybrid_key_force, hybrid_key_run)
+from hapticam.models.hybrid_key_geometry import check_escapement, drive_point  # noqa: F401
+from hapticam.models.hybrid_key_kernel import hybrid_key_diag, hybrid_key_flags, hybrid_key_force, hybrid_key_run  # noqa: F401
 from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_SPEED_MPS, DT_MAX_S, DT_MIN_S,
                                                EVENT_NAMES, EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING,
                                                FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_IMPACT, FLAG_KEYBED,
@@ -153,7 +161,7 @@ from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_S
                                                LAW_HUNT_CROSSLEY, LAW_RIGID, MAX_KEY_SUBSTEP_S, MAX_LOGGED_EVENTS, MAX_SUBSTEPS,
                                                MAX_SUBSTEP_S, MODE_CONTACT, MODE_FLIGHT, PARAM_SIZE, P_B, P_BC, P_BK, P_BKB,
                                                P_DC, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_HK, P_K, P_KC, P_KKB, P_KR, P_LAW,
-                                               P_MH, P_MK, P_N, P_R, P_VCAP, P_XKB, P_XL, P_XR, P_YS, STATE_SIZE,
+                                               P_MH, P_MK, P_N, P_R, P_RAIL, P_VCAP, P_XJ, P_XKB, P_XL, P_XR, P_YS, STATE_SIZE,
                                                SUBSTEP_OMEGA_H, SUBSTEP_REF_SPEED_MPS, S_ESCAPED, S_EV0,
                                                S_EV_COUNT, S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION,
                                                S_RECOVERIES, S_STRING_SPEED, S_TPREV, S_T_LAND, S_T_LETOFF,
@@ -169,7 +177,7 @@ _RIGID_FIELDS = {"law", "restitution"}
 _REQUIRED = {"key_mass_kg", "return_spring_Npm", "preload_N", "hammer_mass_kg", "lever_ratio", "contact"}
 _OPTIONAL = {"gravity_mps2", "let_off_m", "check_drop_m", "repetition_m", "string_height_m",
              "string_restitution", "keybed_m", "keybed_k_Npm", "keybed_b_Nspm", "coupling_k_Npm",
-             "coupling_b_Nspm"}
+             "coupling_b_Nspm", "hammer_rail", "jack_pickup_m"}
 
 
 def _optional_position(field: str, value: Any) -> float | None:
@@ -221,6 +229,11 @@ class HybridKey(Model):
     string_restitution : e_s in [0, 1] for the hammer-string impact, default 0.5.
     keybed_m : keybed key position x_kb (m, > let_off_m), or None.
     keybed_k_Npm, keybed_b_Nspm : keybed stiffness (N/m) and damping (N s/m), >= 0.
+    hammer_rail : bool, default False: the hammer rests on a fixed rail at its rest height whenever the
+        jack or the backcheck is below it; the escaped check then keeps its whole drop (no closing) and
+        ``repetition_m`` must be <= ``jack_pickup_m`` (:mod:`hapticam.models.hybrid_key_geometry`).
+    jack_pickup_m : key travel x_j (m, >= 0, < let_off_m) before the jack lifts the hammer off its rail
+        (lost motion); needs ``hammer_rail``.
     coupling_k_Npm, coupling_b_Nspm : None (the key is the handle), or the virtual coupling (N/m > 0,
         N s/m >= 0) through which the handle pulls a simulated key of mass ``key_mass_kg`` (> 0); for a
         device with damping b at period T keep ``b > k_c T / 2 + b_c`` (``coupling_for_device``).
@@ -239,7 +252,7 @@ class HybridKey(Model):
                  string_height_m: float | None = None,
                  string_restitution: float = 0.5, keybed_m: float | None = None,
                  keybed_k_Npm: float = 0.0, keybed_b_Nspm: float = 0.0, coupling_k_Npm: float | None = None,
-                 coupling_b_Nspm: float = 0.0) -> None:
+                 coupling_b_Nspm: float = 0.0, hammer_rail: bool = False, jack_pickup_m: float = 0.0) -> None:
         self.key_mass_kg = as_float("key_mass_kg", key_mass_kg, min_value=0.0, max_value=1e3)
         self.return_spring_Npm = as_float("return_spring_Npm", return_spring_Npm, min_value=0.0, max_value=1e9)
         self.preload_N = as_float("preload_N", preload_N, min_value=-1e6, max_value=1e6)
@@ -261,40 +274,17 @@ class HybridKey(Model):
                                as_float("coupling_k_Npm", coupling_k_Npm, min_value=0.0, strict_min=True,
                                         max_value=1e9))
         self.coupling_b_Nspm = as_float("coupling_b_Nspm", coupling_b_Nspm, min_value=0.0, max_value=1e6)
+        if not isinstance(hammer_rail, bool):
+            raise ModelValidationError(f"hammer_rail: expected true or false, got {hammer_rail!r}")
+        self.hammer_rail = hammer_rail
+        self.jack_pickup_m = as_float("jack_pickup_m", jack_pickup_m, min_value=0.0, max_value=X_LIMIT_M)
         if self.coupling_k_Npm is not None and not self.key_mass_kg > 0.0:
             raise ModelValidationError("key_mass_kg: a coupled key (coupling_k_Npm) needs a key mass > 0")
         if self.coupling_k_Npm is not None and self.rigid:
             # a rigid hammer's reaction is an inertial force r^2 m_h a_k: felt one sub-step late by a lighter
             # key it grows each step (added-mass instability); the compliant contact is a spring and damper
             raise ModelValidationError("coupling_k_Npm: a coupled key needs the hunt-crossley contact law")
-        if self.let_off_m is not None:
-            if self.keybed_m is not None and not self.let_off_m < self.keybed_m:
-                raise ModelValidationError(f"let_off_m: must be < keybed_m ({self.keybed_m:g} m), "
-                                           f"got {self.let_off_m:g}")
-            if not self.repetition_m < self.let_off_m:
-                raise ModelValidationError(f"repetition_m: must be < let_off_m ({self.let_off_m:g} m), "
-                                           f"got {self.repetition_m:g}")
-            if not self.check_drop_m > 0.0:
-                raise ModelValidationError("check_drop_m: must be > 0 with a let-off point (the jack escapes "
-                                           "by dropping the hammer onto the backcheck)")
-            most = self.lever_ratio * (self.let_off_m - self.repetition_m)
-            if self.check_drop_m > most:
-                raise ModelValidationError(f"check_drop_m: must be <= lever_ratio * (let_off_m - repetition_m) "
-                                           f"= {most:g} m, got {self.check_drop_m:g}")
-        if self.string_height_m is not None:
-            if self.let_off_m is None:
-                raise ModelValidationError("string_height_m: a string needs a let-off point (let_off_m), "
-                                           "or the key would pinch the hammer against it")
-            top = self.lever_ratio * self.let_off_m
-            if not self.string_height_m > top:
-                raise ModelValidationError(f"string_height_m: must be above the let-off drive height "
-                                           f"lever_ratio * let_off_m = {top:g} m, got {self.string_height_m:g}")
-            if self.keybed_m is not None:
-                check_top = self.lever_ratio * self.keybed_m - self.check_drop_m
-                if not self.string_height_m > check_top:
-                    raise ModelValidationError(f"string_height_m: must be above the backcheck at the keybed, "
-                                               f"lever_ratio * keybed_m - check_drop_m = {check_top:g} m, "
-                                               f"got {self.string_height_m:g}")
+        check_escapement(self)
 
     # -- derived quantities -----------------------------------------------------------------------------
     @property
@@ -393,6 +383,7 @@ class HybridKey(Model):
         if self.coupling_k_Npm is not None:
             p[P_KC], p[P_BC], p[P_HK] = self.coupling_k_Npm, self.coupling_b_Nspm, self.key_substep_s
             p[P_BK] = self.key_damping_Nspm
+        p[P_RAIL], p[P_XJ] = float(self.hammer_rail), self.jack_pickup_m
         return p
 
     def initial_state(self) -> np.ndarray:
@@ -413,6 +404,7 @@ class HybridKey(Model):
                 "check_drop_m": self.check_drop_m, "repetition_m": self.repetition_m,
                 "string_height_m": self.string_height_m, "string_restitution": self.string_restitution,
                 "keybed_m": self.keybed_m, "keybed_k_Npm": self.keybed_k_Npm, "keybed_b_Nspm": self.keybed_b_Nspm,
+                **({"hammer_rail": True, "jack_pickup_m": self.jack_pickup_m} if self.hammer_rail else {}),
                 **({} if self.coupling_k_Npm is None else
                    {"coupling_k_Npm": self.coupling_k_Npm, "coupling_b_Nspm": self.coupling_b_Nspm})}
 
@@ -420,7 +412,7 @@ class HybridKey(Model):
     def from_dict(cls, data: dict[str, Any]) -> "HybridKey":
         """Build from ``to_dict()`` output. Optional fields (defaults as in ``__init__``): gravity_mps2,
         let_off_m, check_drop_m, repetition_m, string_height_m, string_restitution, keybed_m, keybed_k_Npm,
-        keybed_b_Nspm, coupling_k_Npm, coupling_b_Nspm."""
+        keybed_b_Nspm, coupling_k_Npm, coupling_b_Nspm, hammer_rail, jack_pickup_m."""
         check_keys("hybrid-key", data, _REQUIRED, _OPTIONAL)
         return cls(**data)
 

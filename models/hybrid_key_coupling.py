@@ -59,9 +59,10 @@ import math
 
 from numba import njit
 
+from hapticam.models.hybrid_key_geometry import drive_slope
 from hapticam.models.hybrid_key_layout import (FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
-                                               MAX_LOGGED_EVENTS, MODE_CONTACT, P_BC, P_BK, P_BKB, P_DC, P_G,
-                                               P_KC, P_KKB, P_MH, P_MK, P_R, P_XKB, P_XL, P_XR, S_CEV0,
+                                               MAX_LOGGED_EVENTS, MODE_CONTACT, P_BC, P_BK, P_BKB, P_G,
+                                               P_KC, P_KKB, P_MH, P_MK, P_R, P_XKB, S_CEV0,
                                                S_CEV_COUNT, S_ESCAPED, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC,
                                                S_MODE, S_RK, S_VK, S_XK)
 
@@ -87,10 +88,7 @@ def coupling_preload(p, s):
         return p[P_R] * p[P_MH] * p[P_G]          # a physical pad: the constant r m_h g
     if s[S_MODE] != MODE_CONTACT:
         return 0.0
-    lever = p[P_R]
-    if s[S_ESCAPED] != 0.0 and p[P_XR] < s[S_XK] < p[P_XL]:
-        lever -= p[P_DC] / (p[P_XL] - p[P_XR])   # the backcheck's ds/dx (hybrid_key_kernel._dsdx)
-    return lever * p[P_MH] * p[P_G]
+    return drive_slope(p, s[S_XK], s[S_ESCAPED]) * p[P_MH] * p[P_G]   # 0 with the hammer on its rail
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -11,37 +11,18 @@ from numba import njit
 from hapticam.models.hybrid_key_coupling import begin_tick, coupling_preload, end_tick, gather_substep, key_substep
 from hapticam.models.hybrid_key_events import (clamp, crossing_time, landing_time, liftoff_time, rk4_contact,
                                                string_time)
+from hapticam.models.hybrid_key_geometry import drive_kink, drive_point, drive_slope
 from hapticam.models.hybrid_key_layout import (A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S, EV_LANDING, EV_LETOFF,
                                                EV_LIFTOFF, EV_STRING, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT,
                                                FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                                F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS, MAX_LOGGED_EVENTS,
-                                               MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BK, P_BKB, P_DC, P_DELTA0,
-                                               P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_R,
+                                               MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BK, P_BKB, P_DELTA0,
+                                               P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_R, P_RAIL,
                                                P_VCAP, P_XKB, P_XL, P_XR, P_YS, S_ESCAPED, S_EV0, S_EV_COUNT,
                                                S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION, S_RECOVERIES,
                                                S_STRING_SPEED, S_TH, S_TPREV, S_UH, S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_T_LIFT,
                                                S_T_STRING, S_UPREV, S_W, S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS,
                                                X_LIMIT_M, Y_LIMIT_M)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def drive_point(p, x, escaped):
-    """Drive point height (m) at key position x: r x on the jack; once escaped, the backcheck
-    r x - d_c clip((x - x_r) / (x_l - x_r), 0, 1) (the escapement model of the module docstring)."""
-    r = p[P_R]
-    if escaped == 0.0:
-        return r * x
-    f = clamp((x - p[P_XR]) / (p[P_XL] - p[P_XR]), 0.0, 1.0)
-    return r * x - p[P_DC] * f
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _dsdx(p, x, escaped):
-    """Lever ratio ds/dx of the drive point at key position x (the factor on the hammer reaction)."""
-    r = p[P_R]
-    if escaped != 0.0 and p[P_XR] < x < p[P_XL]:
-        return r - p[P_DC] / (p[P_XL] - p[P_XR])
-    return r
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -80,6 +61,23 @@ def _place_at_rest(p, s, x):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _advance(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, iters):
+    """Advance the hammer from t to seg_end (s) over a monotone piece of the key's motion between
+    escapement crossings, split where the key crosses the hammer rail's kink (``drive_kink``) so that
+    the drive point is linear in x on each part. Returns as :func:`_advance_linear`."""
+    if p[P_RAIL] != 0.0:
+        xa = x0 + v0 * t + 0.5 * a * t * t
+        xb = x0 + v0 * seg_end + 0.5 * a * seg_end * seg_end
+        tk = crossing_time(x0, v0, a, drive_kink(p, s[S_ESCAPED]), t, seg_end, xa, xb)
+        if t < tk < seg_end:
+            y, w, mode, j1, iters = _advance_linear(p, s, x0, v0, a, t, tk, T, hs, y, w, mode, max_iter, iters)
+            y, w, mode, j2, iters = _advance_linear(p, s, x0, v0, a, tk, seg_end, T, hs, y, w, mode, max_iter,
+                                                    iters)
+            return y, w, mode, j1 + j2, iters
+    return _advance_linear(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, iters)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _advance_linear(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, iters):
     """Advance the hammer from t to seg_end (s) over one interval on which the drive point is a
     quadratic in time (the key x(t) = x0 + v0 t + a t^2 / 2, the drive linear in x). Returns
     (y, w, mode, (ds/dx)-weighted contact impulse (N s), iterations used)."""
@@ -88,7 +86,7 @@ def _advance(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, iters):
     rigid = p[P_LAW] == LAW_RIGID
     esc = s[S_ESCAPED]
     t_mid = 0.5 * (t + seg_end)
-    lever = _dsdx(p, x0 + v0 * t_mid + 0.5 * a * t_mid * t_mid, esc)
+    lever = drive_slope(p, x0 + v0 * t_mid + 0.5 * a * t_mid * t_mid, esc)
     sa = lever * a  # drive point acceleration on this interval
     q = g + sa  # hammer-to-drive relative "gravity": the contact force per mass in rigid contact
     impulse = 0.0
@@ -239,7 +237,7 @@ def _initialise(p, s, x):
     s[S_INIT] = 1.0
     for j in range(S_T_LAND, S_T_LETOFF + 1):
         s[j] = -1.0
-    s[S_REACTION] = _dsdx(p, x, s[S_ESCAPED]) * p[P_MH] * p[P_G]
+    s[S_REACTION] = drive_slope(p, x, s[S_ESCAPED]) * p[P_MH] * p[P_G]
     s[S_FLAGS] = FLAG_CONTACT | (FLAG_ESCAPED if s[S_ESCAPED] != 0.0 else 0)
 
 
@@ -289,7 +287,7 @@ def _tick_end(p, s, x, y, w, mode, impulse, on_keybed, d2, T):
         y = s[S_Y]
         w = s[S_W]
         mode = MODE_CONTACT
-        impulse = _dsdx(p, x, s[S_ESCAPED]) * p[P_MH] * p[P_G] * T
+        impulse = drive_slope(p, x, s[S_ESCAPED]) * p[P_MH] * p[P_G] * T
     s[S_Y] = y
     s[S_W] = w
     s[S_XPREV] = x

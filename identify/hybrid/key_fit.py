@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from hapticam.errors import IdentificationError
 from hapticam.identify.hybrid.key_events import bounce_alpha, string_fit
@@ -132,17 +131,20 @@ def correlation_inflation(r: np.ndarray, max_lag: int = 200) -> float:
 
 def _static_errors(slow: Prepared, values: dict[str, float]) -> dict[str, float]:
     """Standard errors of the slow stroke's nonlinear parameters from the Jacobian of its simulated,
-    low-passed force (every 10th sample of the low-passed residual: about independent)."""
+    low-passed force (every 10th sample of the low-passed residual: about independent); with a hammer rail
+    the jack pickup takes the repetition point's place (the jack slips back there)."""
+    free = tuple(("jack_pickup_m" if n == "repetition_m" else n) for n in STATIC_FREE) \
+        if values.get("hammer_rail") else STATIC_FREE
     step = max(1, int(round(1.0 / (10.0 * SLOW_CUTOFF_HZ * slow.dt_s))))
     target = smooth(slow.f_N, slow.dt_s, SLOW_CUTOFF_HZ)[slow.use][::step]
 
     def residual(z: np.ndarray) -> np.ndarray:
-        v = dict(values, **dict(zip(STATIC_FREE, z)))
+        v = dict(values, **dict(zip(free, z)))
         return smooth(slow.predict(to_model(v)), slow.dt_s, SLOW_CUTOFF_HZ)[slow.use][::step] - target
 
-    z = np.array([values[n] for n in STATIC_FREE])
+    z = np.array([values[n] for n in free])
     _, se = jacobian_errors(residual, z)
-    return dict(zip(STATIC_FREE, (float(s) for s in se)))
+    return dict(zip(free, (float(s) for s in se)))
 
 
 def key_force_terms(prep: Prepared, values: dict[str, float], phase: str
@@ -167,10 +169,14 @@ def key_force_terms(prep: Prepared, values: dict[str, float], phase: str
     near = np.zeros(x.size, dtype=bool)
     for te in trace.event_time_s:
         near |= np.abs(t - te) < margin
+    # with a hammer rail, only past twice the jack pickup: the probe's free travel and the knock of the
+    # pickup (the jack meeting the hammer resting on its rail) lie before it
+    past = x > (2.0 * values.get("jack_pickup_m", 0.0) if values.get("hammer_rail") else -np.inf)
     if phase == "jack":
-        mask = ((trace.flags & FLAG_CONTACT) != 0) & ((trace.flags & FLAG_ESCAPED) == 0) & ~near & (x < values["let_off_m"])
+        mask = ((trace.flags & FLAG_CONTACT) != 0) & ((trace.flags & FLAG_ESCAPED) == 0) & ~near & (x < values["let_off_m"]) \
+            & past
     elif phase == "flight":
-        mask = ((trace.flags & FLAG_FLIGHT) != 0) & ~near & (x < x_kb)
+        mask = ((trace.flags & FLAG_FLIGHT) != 0) & ~near & (x < x_kb) & past
     else:   # on the keybed and far from its clamp (the keybed never pulls: max(0, k (x - x_kb) + b v))
         mask = (x > x_kb + 20e-6) & (kb > 0.5 * values["keybed_k_Npm"] * (x - x_kb))
     return phi, trace.force_N - key, mask
@@ -303,7 +309,8 @@ def identify_hybrid_key(captures: Captures, *,
               "key_mass_kg": PRIORS["key_mass_kg"], "keybed_b_Nspm": PRIORS["keybed_b_Nspm"],
               "contact_k_Npm": PRIORS["contact_k_Npm"],
               "contact_b_Nspm": PRIORS["contact_alpha_spm"] * PRIORS["contact_k_Npm"],
-              "string_restitution": PRIORS["string_restitution"]}
+              "string_restitution": PRIORS["string_restitution"],
+              "hammer_rail": float(st.hammer_rail), "jack_pickup_m": st.jack_pickup_m}
     values["string_height_m"] = values["lever_ratio"] * values["keybed_m"] + 0.02   # out of reach until fitted
     notes, fixed = list(st.notes), {"contact_n": "fixed at 1.5 (seed 000 eq. 26)", "gravity_mps2": "known, 9.81 m/s^2",
                                     "contact_k_Npm": f"fixed at {PRIORS['contact_k_Npm']:g} N/m^1.5: the contact's "
@@ -356,7 +363,9 @@ def identify_hybrid_key(captures: Captures, *,
     fits = {p.name: fit_percent(smooth(p.f_N, p.dt_s, 100.0)[p.use], smooth(p.predict(plain), p.dt_s, 100.0)[p.use])
             for p in every}
     notes.append("the force sensor's constant bias cannot be told from the preload: it is part of preload_N")
-    std = {n: float(se.get(n, math.nan)) for n in values if n not in fixed}
+    # the rail is a structure, not a number; with it the repetition point is the jack pickup
+    skip = {"hammer_rail", "repetition_m" if values["hammer_rail"] else "jack_pickup_m"}
+    std = {n: float(se.get(n, math.nan)) for n in values if n not in fixed and n not in skip}
     return KeyFit(model=model, values={**values, **FIXED_DEFAULTS}, std_errors=std, fixed=fixed, roles=roles,
                   fit_percent=fits, notes=notes, extra=extra)
 

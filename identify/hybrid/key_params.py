@@ -3,8 +3,9 @@
 Every free parameter is fitted in a transformed coordinate (log for positive quantities, logit for a
 restitution in (0, 1), newtons for the preload) so that steps are relative; :func:`to_model` maps a
 parameter mapping to a valid :class:`~hapticam.models.hybrid_key.HybridKey`, projecting onto the model's
-geometric constraints (repetition below let-off, check drop within ``r (x_l - x_r)``, string above the
-let-off and backcheck heights) so every trial point of the solver can be simulated.
+geometric constraints (repetition below let-off, check drop within ``r (x_l - x_r)`` or, with a hammer
+rail (``hammer_rail`` 1.0 in the mapping), repetition at the jack pickup; string above the let-off and
+backcheck heights) so every trial point of the solver can be simulated.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from hapticam.models.hybrid_key import HybridKey
 #: Every parameter the fit can free, in the order of the parameter vector (keys of ``to_model``'s mapping).
 PARAMETERS = ("return_spring_Npm", "preload_N", "hammer_mass_kg", "lever_ratio", "key_mass_kg", "let_off_m",
               "check_drop_m", "repetition_m", "keybed_m", "keybed_k_Npm", "keybed_b_Nspm", "contact_k_Npm",
-              "contact_b_Nspm", "string_height_m", "string_restitution")
+              "contact_b_Nspm", "string_height_m", "string_restitution", "jack_pickup_m")
 #: Fixed, not identified: the Hunt-Crossley exponent (seed 000 eq. 26 keeps n fixed: k and b are what
 #: contact onset and lift-off times identify) and gravity (known).
 FIXED_DEFAULTS = {"contact_n": 1.5, "gravity_mps2": 9.81}
@@ -69,8 +70,10 @@ def to_model(values: dict[str, float], coupling: tuple[float, float] | None = No
     r = v["lever_ratio"]
     x_l = v["let_off_m"]
     x_kb = max(v["keybed_m"], x_l * 1.0005)
-    x_r = min(v["repetition_m"], 0.98 * x_l)
-    d_c = min(v["check_drop_m"], 0.999 * r * (x_l - x_r))
+    rail = bool(v.get("hammer_rail", 0.0))
+    x_j = min(max(v.get("jack_pickup_m", 0.0), 0.0), 0.98 * x_l) if rail else 0.0
+    x_r = x_j if rail else min(v["repetition_m"], 0.98 * x_l)     # with the rail the jack slips back at x_j
+    d_c = v["check_drop_m"] if rail else min(v["check_drop_m"], 0.999 * r * (x_l - x_r))
     y_s = max(v["string_height_m"], r * x_l * 1.001, (r * x_kb - d_c) * 1.001)
     return HybridKey(key_mass_kg=max(v["key_mass_kg"], 0.0), return_spring_Npm=max(v["return_spring_Npm"], 0.0),
                      preload_N=v["preload_N"], hammer_mass_kg=v["hammer_mass_kg"], lever_ratio=r,
@@ -81,7 +84,7 @@ def to_model(values: dict[str, float], coupling: tuple[float, float] | None = No
                      keybed_m=x_kb, keybed_k_Npm=max(v["keybed_k_Npm"], 0.0),
                      keybed_b_Nspm=max(v["keybed_b_Nspm"], 0.0),
                      coupling_k_Npm=None if coupling is None else coupling[0],
-                     coupling_b_Nspm=0.0 if coupling is None else coupling[1])
+                     coupling_b_Nspm=0.0 if coupling is None else coupling[1], hammer_rail=rail, jack_pickup_m=x_j)
 
 
 #: Width (m/s) of the sign of v in the fit's friction (the captures' Coulomb friction, less smoothed than
@@ -126,7 +129,8 @@ def from_model(model: HybridKey) -> dict[str, float]:
             "keybed_m": d["keybed_m"] or nan, "keybed_k_Npm": d["keybed_k_Npm"], "keybed_b_Nspm": d["keybed_b_Nspm"],
             "contact_k_Npm": c.get("k_Npm", nan), "contact_b_Nspm": c.get("b_Nspm", nan),
             "string_height_m": d["string_height_m"] or nan, "string_restitution": d["string_restitution"],
-            "contact_n": c.get("n", nan), "gravity_mps2": d["gravity_mps2"]}
+            "contact_n": c.get("n", nan), "gravity_mps2": d["gravity_mps2"],
+            "hammer_rail": float(d.get("hammer_rail", False)), "jack_pickup_m": d.get("jack_pickup_m", 0.0)}
 
 
 @dataclass

@@ -19,8 +19,10 @@ An independent action shows what the hybrid key lacks, and the stroke identifies
 a spring rising before let-off (a piano's jack toe on its let-off button: the let-off bump, a line
 ``k_b (x - x_b)`` above the press line, taken out of every level), Coulomb friction (the release lies
 below the press by ``2 F_c`` more than the hammer's weight can explain once the hammer rests on its rail),
-and a release in two steps (the hammer on the backcheck, then on its rail), whose mean over the release
-is the hybrid key's escaped level (the same work per stroke). Levels are read through a running median
+and a release in two steps (the hammer on the backcheck, then on its rail): the hybrid key's hammer rail
+(:mod:`hapticam.models.hybrid_key_geometry`), with the jack pickup ``x_j`` where the press first carries
+the weight and ``r = d_c / (x_k - x_j)`` from where the release drops it (``x_k``); when the steps cannot
+be placed, their mean is the closing check's escaped level (the same work per stroke). Levels are read through a running median
 (the key ringing on the probe's tip, landing spikes); the flight ends at the first landing's spike.
 What a slow stroke cannot give: the key mass, the contact stiffness and damping, the string, the
 keybed's damping (see :mod:`hapticam.identify.hybrid.key_fit` for the excitations that do).
@@ -56,6 +58,8 @@ class StaticEstimates:
     friction_N: float = 0.0             # Coulomb friction F_c (0: none seen)
     bump_k_Npm: float = 0.0             # spring rising before let-off (0: none)
     bump_x_m: float = math.inf          # where it starts
+    hammer_rail: bool = False           # the release's two steps read as the hammer's rail
+    jack_pickup_m: float = 0.0          # key travel before the jack lifts the hammer (with the rail)
 
 
 def smooth(x: np.ndarray, dt: float, cutoff_hz: float) -> np.ndarray:
@@ -164,13 +168,24 @@ def static_estimates(t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray, gravity_
     check_drop = 0.5 * gravity_mps2 * t_f * t_f           # d_c = g t_f^2 / 2 (fall onto the rising backcheck)
     x_kb, k_kb = _keybed_line(e, xs, x_m, press, top, x_l, weight, noise, hi)
     friction, x_r, level, notes = _release(e, xs, x_m, top, x_l, lo, hi, weight, noise)
-    frac = 1.0 - level / weight                           # d_c / (r (x_l - x_r))
-    if not 0.0 < frac <= 1.0:
-        raise IdentificationError("slow stroke: the escaped release level is not below the jack level")
-    lever = check_drop / (frac * (x_l - x_r))
+    two_steps = [i for i, n in enumerate(notes) if n.startswith("release: the weight")]
+    rail = _rail(e, xs, top, x_l, lo, weight, friction, dt) if two_steps else None
+    if rail is not None:
+        x_j, x_k = rail                                   # the weight leaves at x_j + d_c / r (geometry module)
+        lever = check_drop / (x_k - x_j)
+        x_r = x_j
+        notes[two_steps[0]] = (f"release: the weight leaves the key at {x_k * 1e3:.3f} mm (the hammer from the backcheck onto "
+                     f"its rail) and came on at {x_j * 1e3:.3f} mm on the press (the jack's pickup): a hammer rail, "
+                     "r = d_c / (x_k - x_j)")
+    else:
+        frac = 1.0 - level / weight                       # d_c / (r (x_l - x_r))
+        if not 0.0 < frac <= 1.0:
+            raise IdentificationError("slow stroke: the escaped release level is not below the jack level")
+        lever = check_drop / (frac * (x_l - x_r))
     hammer_mass = weight / (lever * gravity_mps2)
     notes.insert(0, f"slow stroke: k_r, F_p + r m_h g from the line below let-off; let-off at {x_l * 1e3:.3f} mm, "
-                    f"flight {t_f * 1e3:.1f} ms -> d_c; repetition at {x_r * 1e3:.3f} mm and the escaped level -> r")
+                    f"flight {t_f * 1e3:.1f} ms -> d_c; " + ("the rail's step -> r" if rail else
+                    f"repetition at {x_r * 1e3:.3f} mm and the escaped level -> r"))
     if bump_k > 0.0:
         notes.append(f"let-off bump: a spring of {bump_k:.4g} N/m from {bump_x * 1e3:.3f} mm (a jack toe on its "
                      "let-off button), which the hybrid key lacks: a one-sided contact beside it")
@@ -178,7 +193,38 @@ def static_estimates(t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray, gravity_
                            weight_through_lever_N=weight, let_off_m=x_l, check_drop_m=float(check_drop),
                            repetition_m=x_r, keybed_m=x_kb, keybed_k_Npm=float(k_kb), lever_ratio=float(lever),
                            hammer_mass_kg=float(hammer_mass), notes=notes, friction_N=friction,
-                           bump_k_Npm=bump_k, bump_x_m=bump_x)
+                           bump_k_Npm=bump_k, bump_x_m=bump_x, hammer_rail=rail is not None,
+                           jack_pickup_m=0.0 if rail is None else rail[0])
+
+
+#: Shortest run (s) of a level that counts as a step of the release or the press (the running median's
+#: window is 5 ms; a landing's bounce is shorter than this).
+STEP_RUN_S = 0.05
+#: Running median (s) for the steps' positions: the key and hammer ring on the probe's tip at about 100 Hz
+#: once the jack carries the hammer (twice the level window's period); a median keeps a step where it is.
+STEP_MEDIAN_S = 0.02
+
+
+def _rail(e: np.ndarray, xs: np.ndarray, top: int, x_l: float, lo: float, weight: float, friction: float,
+          dt: float) -> tuple[float, float] | None:
+    """The hammer rail's two positions from a slow stroke whose release shows two levels (``e``: the running
+    median of the force minus the press line): the key position where the release drops to the rail level,
+    ``x_k = x_j + d_c / r``, and where the press first rose to the jack level, ``x_j`` (below it the hammer
+    lay on its rail; the probe's free travel before the key is part of it). None when either step is not
+    a run of at least ``STEP_RUN_S``, or ``x_j >= x_k``."""
+    n_run = max(1, int(round(STEP_RUN_S / dt)))
+    e = median_filter(e, size=max(int(round(STEP_MEDIAN_S / dt)) | 1, 1), mode="nearest")
+    rel = np.arange(top, e.size)
+    on_rail = ((e[rel] + 2.0 * friction) < -0.5 * weight) & (xs[rel] < x_l - 0.1 * (x_l - lo))
+    runs = [(a, b) for a, b in _runs(on_rail) if b - a >= n_run]
+    press = np.arange(top)
+    lifted = (e[press] > -0.5 * weight) & (xs[press] < x_l)
+    up = [(a, b) for a, b in _runs(lifted) if b - a >= n_run]
+    if not runs or not up:
+        return None
+    x_k = float(xs[rel[runs[0][0]]])
+    x_j = float(xs[press[up[0][0]]])
+    return (x_j, x_k) if lo <= x_j < x_k < x_l else None
 
 
 def _keybed_line(e: np.ndarray, xs: np.ndarray, x_m: np.ndarray, press: np.ndarray, top: int, x_l: float,

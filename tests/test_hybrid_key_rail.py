@@ -1,0 +1,104 @@
+"""The hybrid key with a hammer rail (models/hybrid_key_geometry.py): the hammer rests on a fixed rail
+whenever the jack or the backcheck is below it, the jack picks it up after the key's lost motion, and the
+escaped backcheck keeps its whole drop. References: the quasi-static closed forms of the geometry's
+docstring (the key's springs plus the hammer's weight through the lever where the jack or backcheck
+carries it, nothing of it where the rail does), for the key driven directly and for the coupled key.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hapticam.errors import ModelValidationError
+from hapticam.models.files import load_model, save_model
+from hapticam.models.hybrid_key import HybridKey
+from hapticam.models.passivity import check_passivity
+
+G = 9.81
+BASE = dict(key_mass_kg=0.05, return_spring_Npm=20.0, preload_N=0.18, hammer_mass_kg=0.007, lever_ratio=5.0,
+            contact=dict(law="hunt-crossley", k_Npm=5e6, b_Nspm=1e7, n=1.5), let_off_m=8.8e-3,
+            check_drop_m=11.5e-3, repetition_m=0.1e-3, keybed_m=10e-3, keybed_k_Npm=5e4, keybed_b_Nspm=50.0,
+            hammer_rail=True, jack_pickup_m=0.1e-3)
+WEIGHT = 5.0 * 0.007 * G                                   # r m_h g at the key front (N)
+KINK = 0.1e-3 + 11.5e-3 / 5.0                               # x_j + d_c / r: the backcheck meets the rail (m)
+
+
+def slow_stroke(model: HybridKey, dt: float, seconds: float = 8.0):
+    """A triangle 0 -> 9.9 mm -> 0 over ``seconds``; returns t, x and the model's force."""
+    t = np.arange(0.0, seconds, dt)
+    x = np.where(t < seconds / 2, t / (seconds / 2), 2.0 - t / (seconds / 2)) * 9.9e-3
+    return t, x, model.simulate(x, dt).force_N
+
+
+def levels(t, x, f, seconds: float = 8.0):
+    """Median of the force minus the key's springs on each stretch of the stroke (N)."""
+    e = f - (BASE["return_spring_Npm"] * x + BASE["preload_N"])
+    press, release = t < seconds / 2, t > seconds / 2 + 0.3
+    return {"press before the pickup": np.median(e[press & (x > 0.01e-3) & (x < 0.08e-3)]),
+            "press on the jack": np.median(e[press & (x > 1e-3) & (x < 8e-3)]),
+            "release on the backcheck": np.median(e[release & (x > KINK + 0.2e-3) & (x < 8e-3)]),
+            "release on the rail": np.median(e[release & (x > 0.3e-3) & (x < KINK - 0.2e-3)])}
+
+
+EXPECTED = {"press before the pickup": 0.0, "press on the jack": WEIGHT, "release on the backcheck": WEIGHT,
+            "release on the rail": 0.0}
+
+
+def test_key_driven_directly_carries_the_weight_only_off_the_rail():
+    t, x, f = slow_stroke(HybridKey(**BASE), 1e-4)
+    assert np.isfinite(f).all()
+    got = levels(t, x, f)
+    for name, want in EXPECTED.items():
+        assert got[name] == pytest.approx(want, abs=2e-3), name
+
+
+def test_release_step_lies_where_the_backcheck_meets_the_rail():
+    t, x, f = slow_stroke(HybridKey(**BASE), 1e-4)
+    e = f - (BASE["return_spring_Npm"] * x + BASE["preload_N"])
+    rel = np.flatnonzero((t > 4.3) & (x > 0.3e-3) & (x < 8e-3))     # past the landings after let-off
+    first_on_rail = rel[np.flatnonzero(e[rel] < 0.5 * WEIGHT)[0]]
+    assert x[first_on_rail] == pytest.approx(KINK, abs=5e-6)      # one sample is 2.5 um of travel
+
+
+def test_coupled_key_at_1kHz_gives_the_same_levels():
+    coupled = HybridKey(**{**BASE, "coupling_k_Npm": 1000.0, "coupling_b_Nspm": 1.5})
+    t, x, f = slow_stroke(coupled, 1e-3)
+    assert np.isfinite(f).all()
+    got = levels(t, x, f)
+    for name, want in EXPECTED.items():
+        assert got[name] == pytest.approx(want, abs=0.01), name
+
+
+def test_without_the_rail_the_release_has_one_closing_level():
+    plain = {k: v for k, v in BASE.items() if k not in ("hammer_rail", "jack_pickup_m")}
+    t, x, f = slow_stroke(HybridKey(**plain), 1e-4)
+    got = levels(t, x, f)
+    slope = 5.0 - 11.5e-3 / (8.8e-3 - 0.1e-3)                      # r - d_c / (x_l - x_r)
+    assert got["release on the rail"] == pytest.approx(slope * 0.007 * G, abs=2e-3)
+    e = f - (BASE["return_spring_Npm"] * x + BASE["preload_N"])
+    assert np.median(e[(t < 4.0) & (x > 1e-3) & (x < 8e-3)]) == pytest.approx(WEIGHT, abs=2e-3)   # on the jack
+
+
+def test_rail_fields_round_trip_and_old_files_are_unchanged(tmp_path):
+    key = HybridKey(**BASE)
+    path = tmp_path / "k.yaml"
+    save_model(path, key)
+    back = load_model(path)
+    back = back[0] if isinstance(back, tuple) else back
+    assert back.hammer_rail and back.jack_pickup_m == BASE["jack_pickup_m"]
+    np.testing.assert_array_equal(back.params_block(), key.params_block())
+    plain = HybridKey(**{k: v for k, v in BASE.items() if k not in ("hammer_rail", "jack_pickup_m")})
+    assert "hammer_rail" not in plain.to_dict() and "jack_pickup_m" not in plain.to_dict()
+    assert check_passivity(key).passive
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"hammer_rail": False}, "jack_pickup_m"),                   # lost motion with nothing to hold the hammer
+    ({"repetition_m": 0.5e-3}, "repetition_m"),                  # the jack would come back above the hammer
+    ({"hammer_rail": "yes"}, "hammer_rail"),
+    ({"jack_pickup_m": 9e-3}, "jack_pickup_m"),                  # beyond let-off
+])
+def test_bad_rail_geometry_is_refused_with_the_field_named(changes, field):
+    with pytest.raises(ModelValidationError, match=field):
+        HybridKey(**{**BASE, **changes})
