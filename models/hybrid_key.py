@@ -33,7 +33,8 @@ jack lifts it after the key's lost motion ``x_j`` (``jack_pickup_m``), ``s = max
 escaped the backcheck keeps the whole drop, ``s = max(r (x - x_j) - d_c, 0)``, so a slow release
 carries the hammer's weight down to ``x_j + d_c / r`` and none below it, and the jack slips back under
 the hammer at ``x_r <= x_j``. The rail takes the hammer's landings there (``ds/dx = 0``: the key feels
-none of them).
+none of them). With a rail the key's surface may lie at ``touch_m`` on the handle's axis: above it
+(``x < touch_m``) nothing touches the key and the force is 0.
 
 Modes and resets (seed 000 eqs. 1-5):
 
@@ -161,7 +162,7 @@ from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_S
                                                LAW_HUNT_CROSSLEY, LAW_RIGID, MAX_KEY_SUBSTEP_S, MAX_LOGGED_EVENTS, MAX_SUBSTEPS,
                                                MAX_SUBSTEP_S, MODE_CONTACT, MODE_FLIGHT, PARAM_SIZE, P_B, P_BC, P_BK, P_BKB,
                                                P_DC, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_HK, P_K, P_KC, P_KKB, P_KR, P_LAW,
-                                               P_MH, P_MK, P_N, P_R, P_RAIL, P_VCAP, P_XJ, P_XKB, P_XL, P_XR, P_YS, STATE_SIZE,
+                                               P_MH, P_MK, P_N, P_R, P_RAIL, P_TOUCH, P_VCAP, P_XJ, P_XKB, P_XL, P_XR, P_YS, STATE_SIZE,
                                                SUBSTEP_OMEGA_H, SUBSTEP_REF_SPEED_MPS, S_ESCAPED, S_EV0,
                                                S_EV_COUNT, S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION,
                                                S_RECOVERIES, S_STRING_SPEED, S_TPREV, S_T_LAND, S_T_LETOFF,
@@ -177,7 +178,7 @@ _RIGID_FIELDS = {"law", "restitution"}
 _REQUIRED = {"key_mass_kg", "return_spring_Npm", "preload_N", "hammer_mass_kg", "lever_ratio", "contact"}
 _OPTIONAL = {"gravity_mps2", "let_off_m", "check_drop_m", "repetition_m", "string_height_m",
              "string_restitution", "keybed_m", "keybed_k_Npm", "keybed_b_Nspm", "coupling_k_Npm",
-             "coupling_b_Nspm", "hammer_rail", "jack_pickup_m"}
+             "coupling_b_Nspm", "hammer_rail", "jack_pickup_m", "touch_m"}
 
 
 def _optional_position(field: str, value: Any) -> float | None:
@@ -234,6 +235,9 @@ class HybridKey(Model):
         ``repetition_m`` must be <= ``jack_pickup_m`` (:mod:`hapticam.models.hybrid_key_geometry`).
     jack_pickup_m : key travel x_j (m, >= 0, < let_off_m) before the jack lifts the hammer off its rail
         (lost motion); needs ``hammer_rail``.
+    touch_m : None (the key is touched everywhere), or the position x_t (m, 0 <= x_t <= jack_pickup_m) of
+        the key's surface: for x < x_t nothing touches the key and the force is 0 (the key rests on its
+        back rail and the hammer on its rail). Positions stay on the handle's axis; needs ``hammer_rail``.
     coupling_k_Npm, coupling_b_Nspm : None (the key is the handle), or the virtual coupling (N/m > 0,
         N s/m >= 0) through which the handle pulls a simulated key of mass ``key_mass_kg`` (> 0); for a
         device with damping b at period T keep ``b > k_c T / 2 + b_c`` (``coupling_for_device``).
@@ -252,7 +256,8 @@ class HybridKey(Model):
                  string_height_m: float | None = None,
                  string_restitution: float = 0.5, keybed_m: float | None = None,
                  keybed_k_Npm: float = 0.0, keybed_b_Nspm: float = 0.0, coupling_k_Npm: float | None = None,
-                 coupling_b_Nspm: float = 0.0, hammer_rail: bool = False, jack_pickup_m: float = 0.0) -> None:
+                 coupling_b_Nspm: float = 0.0, hammer_rail: bool = False, jack_pickup_m: float = 0.0,
+                 touch_m: float | None = None) -> None:
         self.key_mass_kg = as_float("key_mass_kg", key_mass_kg, min_value=0.0, max_value=1e3)
         self.return_spring_Npm = as_float("return_spring_Npm", return_spring_Npm, min_value=0.0, max_value=1e9)
         self.preload_N = as_float("preload_N", preload_N, min_value=-1e6, max_value=1e6)
@@ -278,6 +283,7 @@ class HybridKey(Model):
             raise ModelValidationError(f"hammer_rail: expected true or false, got {hammer_rail!r}")
         self.hammer_rail = hammer_rail
         self.jack_pickup_m = as_float("jack_pickup_m", jack_pickup_m, min_value=0.0, max_value=X_LIMIT_M)
+        self.touch_m = None if touch_m is None else as_float("touch_m", touch_m, min_value=0.0, max_value=X_LIMIT_M)
         if self.coupling_k_Npm is not None and not self.key_mass_kg > 0.0:
             raise ModelValidationError("key_mass_kg: a coupled key (coupling_k_Npm) needs a key mass > 0")
         if self.coupling_k_Npm is not None and self.rigid:
@@ -384,6 +390,7 @@ class HybridKey(Model):
             p[P_KC], p[P_BC], p[P_HK] = self.coupling_k_Npm, self.coupling_b_Nspm, self.key_substep_s
             p[P_BK] = self.key_damping_Nspm
         p[P_RAIL], p[P_XJ] = float(self.hammer_rail), self.jack_pickup_m
+        p[P_TOUCH] = -ABSENT_M if self.touch_m is None else self.touch_m
         return p
 
     def initial_state(self) -> np.ndarray:
@@ -405,6 +412,7 @@ class HybridKey(Model):
                 "string_height_m": self.string_height_m, "string_restitution": self.string_restitution,
                 "keybed_m": self.keybed_m, "keybed_k_Npm": self.keybed_k_Npm, "keybed_b_Nspm": self.keybed_b_Nspm,
                 **({"hammer_rail": True, "jack_pickup_m": self.jack_pickup_m} if self.hammer_rail else {}),
+                **({} if self.touch_m is None else {"touch_m": self.touch_m}),
                 **({} if self.coupling_k_Npm is None else
                    {"coupling_k_Npm": self.coupling_k_Npm, "coupling_b_Nspm": self.coupling_b_Nspm})}
 
@@ -412,7 +420,7 @@ class HybridKey(Model):
     def from_dict(cls, data: dict[str, Any]) -> "HybridKey":
         """Build from ``to_dict()`` output. Optional fields (defaults as in ``__init__``): gravity_mps2,
         let_off_m, check_drop_m, repetition_m, string_height_m, string_restitution, keybed_m, keybed_k_Npm,
-        keybed_b_Nspm, coupling_k_Npm, coupling_b_Nspm, hammer_rail, jack_pickup_m."""
+        keybed_b_Nspm, coupling_k_Npm, coupling_b_Nspm, hammer_rail, jack_pickup_m, touch_m."""
         check_keys("hybrid-key", data, _REQUIRED, _OPTIONAL)
         return cls(**data)
 

@@ -73,6 +73,10 @@ def check_escapement(key: Any) -> None:
     if key.jack_pickup_m > 0.0 and not key.hammer_rail:
         raise ModelValidationError("jack_pickup_m: lost motion before the jack needs the hammer_rail (the hammer "
                                    "must rest on something while the jack is below it)")
+    if key.touch_m is not None and not (key.hammer_rail and key.touch_m <= key.jack_pickup_m):
+        raise ModelValidationError(f"touch_m: a key surface needs the hammer_rail and must be <= jack_pickup_m "
+                                   f"({key.jack_pickup_m:g} m: the jack cannot lift the hammer before the key is "
+                                   f"touched), got {key.touch_m:g}")
     if key.let_off_m is not None:
         if key.keybed_m is not None and not key.let_off_m < key.keybed_m:
             raise ModelValidationError(f"let_off_m: must be < keybed_m ({key.keybed_m:g} m), got {key.let_off_m:g}")

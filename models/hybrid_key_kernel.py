@@ -17,7 +17,7 @@ from hapticam.models.hybrid_key_layout import (A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S,
                                                FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                                F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS, MAX_LOGGED_EVENTS,
                                                MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BK, P_BKB, P_DELTA0,
-                                               P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_R, P_RAIL,
+                                               P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_R, P_RAIL, P_TOUCH,
                                                P_VCAP, P_XKB, P_XL, P_XR, P_YS, S_ESCAPED, S_EV0, S_EV_COUNT,
                                                S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION, S_RECOVERIES,
                                                S_STRING_SPEED, S_TH, S_TPREV, S_UH, S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_T_LIFT,
@@ -313,14 +313,14 @@ def hybrid_key_force(p, s, x, v, a, dt):
     previous tick's position along the interpolant of the module docstring. Writes the next state into
     ``s`` (layout in the module docstring). With a handle-key coupling (``p[P_KC] > 0``) ``x`` is the
     handle, which pulls the simulated key through the coupling (:mod:`hybrid_key_coupling`); ``a`` is
-    then unused (the key's inertia is simulated).
+    then unused (the key's inertia is simulated). Above the key's surface (``x`` below ``touch_m``) the
+    force is 0.
 
     ``dt <= 0`` evaluates the force without advancing; a positive ``dt`` is integrated within
     [``DT_MIN_S``, ``DT_MAX_S``]. Non-finite inputs return NaN and leave ``s`` unchanged; finite inputs
     never give NaN (they are clamped to ``X_LIMIT_M``, ``V_LIMIT_MPS``, ``A_LIMIT_MPS2``)."""
-    if p[P_KC] > 0.0:
-        return _coupled_force(p, s, x, v, dt)
-    return _direct_force(p, s, x, v, a, dt)
+    f = _coupled_force(p, s, x, v, dt) if p[P_KC] > 0.0 else _direct_force(p, s, x, v, a, dt)
+    return 0.0 if x < p[P_TOUCH] else f   # above the key's surface nothing touches it (the hammer runs on)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -13,7 +13,8 @@ P_H, P_DELTA0, P_VCAP, P_DC, P_XR = 17, 18, 19, 20, 21
 P_KC, P_BC, P_HK = 22, 23, 24          # handle-key coupling k_c (N/m; 0: key driven directly), b_c, key sub-step (s)
 P_BK = 25                              # coupled key's damper on its motion relative to the handle (N s/m)
 P_RAIL, P_XJ = 26, 27                  # hammer rail (1/0) and jack pickup x_j (m): hybrid_key_geometry
-PARAM_SIZE = 28
+P_TOUCH = 28                           # the key's surface (m; -ABSENT_M: touched everywhere)
+PARAM_SIZE = 29
 
 # -- state block layout -------------------------------------------------------------------------------
 S_Y, S_W, S_XPREV, S_UPREV, S_MODE, S_FLAGS, S_ESCAPED, S_INIT = 0, 1, 2, 3, 4, 5, 6, 7

@@ -98,7 +98,26 @@ def test_rail_fields_round_trip_and_old_files_are_unchanged(tmp_path):
     ({"repetition_m": 0.5e-3}, "repetition_m"),                  # the jack would come back above the hammer
     ({"hammer_rail": "yes"}, "hammer_rail"),
     ({"jack_pickup_m": 9e-3}, "jack_pickup_m"),                  # beyond let-off
+    ({"touch_m": 0.2e-3}, "touch_m"),                            # the jack would lift the hammer before the touch
+    ({"hammer_rail": False, "jack_pickup_m": 0.0, "touch_m": 0.0}, "touch_m"),
 ])
 def test_bad_rail_geometry_is_refused_with_the_field_named(changes, field):
     with pytest.raises(ModelValidationError, match=field):
         HybridKey(**{**BASE, **changes})
+
+
+@pytest.mark.parametrize("coupling", [None, (1000.0, 1.5)])
+def test_nothing_is_felt_above_the_keys_surface(coupling):
+    """With ``touch_m`` the force is 0 above the surface and the key's own (preload, no weight before the
+    pickup) at it: a finger above a key feels nothing, on it the key's preload."""
+    extra = {} if coupling is None else {"coupling_k_Npm": coupling[0], "coupling_b_Nspm": coupling[1]}
+    key = HybridKey(**{**BASE, "touch_m": 0.05e-3, **extra})
+    dt = 1e-4 if coupling is None else 1e-3
+    t = np.arange(0.0, 2.0, dt)
+    x = 0.1e-3 * np.sin(2 * np.pi * 1.0 * t) - 0.02e-3               # in and out of touch, below the pickup
+    f = key.simulate(x, dt).force_N
+    above, on = x < 0.05e-3, x > 0.06e-3
+    assert np.all(f[above] == 0.0)
+    assert np.median(f[on] - BASE["return_spring_Npm"] * x[on]) == pytest.approx(BASE["preload_N"], abs=1e-3)
+    back = HybridKey.from_dict(key.to_dict())
+    assert back.touch_m == 0.05e-3

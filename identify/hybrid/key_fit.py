@@ -288,6 +288,19 @@ def _group(captures: Captures) -> tuple[dict[str, list[Prepared]], dict[str, str
     return groups, roles
 
 
+def _initial_values(st: Any) -> dict[str, float]:
+    """The parameter mapping from the slow stroke's closed forms (``st``), the rest at their priors."""
+    return {"return_spring_Npm": st.return_spring_Npm, "preload_N": st.preload_N, "hammer_mass_kg": st.hammer_mass_kg,
+           "lever_ratio": st.lever_ratio, "let_off_m": st.let_off_m, "check_drop_m": st.check_drop_m,
+           "repetition_m": st.repetition_m, "keybed_m": st.keybed_m, "keybed_k_Npm": max(st.keybed_k_Npm, 0.0),
+           "key_mass_kg": PRIORS["key_mass_kg"], "keybed_b_Nspm": PRIORS["keybed_b_Nspm"],
+           "contact_k_Npm": PRIORS["contact_k_Npm"],
+           "contact_b_Nspm": PRIORS["contact_alpha_spm"] * PRIORS["contact_k_Npm"],
+           "string_restitution": PRIORS["string_restitution"],
+           "hammer_rail": float(st.hammer_rail), "jack_pickup_m": st.jack_pickup_m,
+           "touch_m": math.nan if st.touch_m is None else st.touch_m}
+
+
 def identify_hybrid_key(captures: Captures, *,
                         coupling: tuple[float, float] | None = None,
                         probe_tip: tuple[float, float] | None = None,
@@ -303,14 +316,7 @@ def identify_hybrid_key(captures: Captures, *,
     groups, roles = _group(captures)
     slow = groups["slow"][0]
     st = static_estimates(np.arange(slow.f_N.size) * slow.dt_s, slow.x_m, slow.f_N, FIXED_DEFAULTS["gravity_mps2"])
-    values = {"return_spring_Npm": st.return_spring_Npm, "preload_N": st.preload_N, "hammer_mass_kg": st.hammer_mass_kg,
-              "lever_ratio": st.lever_ratio, "let_off_m": st.let_off_m, "check_drop_m": st.check_drop_m,
-              "repetition_m": st.repetition_m, "keybed_m": st.keybed_m, "keybed_k_Npm": max(st.keybed_k_Npm, 0.0),
-              "key_mass_kg": PRIORS["key_mass_kg"], "keybed_b_Nspm": PRIORS["keybed_b_Nspm"],
-              "contact_k_Npm": PRIORS["contact_k_Npm"],
-              "contact_b_Nspm": PRIORS["contact_alpha_spm"] * PRIORS["contact_k_Npm"],
-              "string_restitution": PRIORS["string_restitution"],
-              "hammer_rail": float(st.hammer_rail), "jack_pickup_m": st.jack_pickup_m}
+    values = _initial_values(st)
     values["string_height_m"] = values["lever_ratio"] * values["keybed_m"] + 0.02   # out of reach until fitted
     notes, fixed = list(st.notes), {"contact_n": "fixed at 1.5 (seed 000 eq. 26)", "gravity_mps2": "known, 9.81 m/s^2",
                                     "contact_k_Npm": f"fixed at {PRIORS['contact_k_Npm']:g} N/m^1.5: the contact's "
@@ -364,7 +370,7 @@ def identify_hybrid_key(captures: Captures, *,
             for p in every}
     notes.append("the force sensor's constant bias cannot be told from the preload: it is part of preload_N")
     # the rail is a structure, not a number; with it the repetition point is the jack pickup
-    skip = {"hammer_rail", "repetition_m" if values["hammer_rail"] else "jack_pickup_m"}
+    skip = {"hammer_rail", "touch_m", "repetition_m" if values["hammer_rail"] else "jack_pickup_m"}
     std = {n: float(se.get(n, math.nan)) for n in values if n not in fixed and n not in skip}
     return KeyFit(model=model, values={**values, **FIXED_DEFAULTS}, std_errors=std, fixed=fixed, roles=roles,
                   fit_percent=fits, notes=notes, extra=extra)

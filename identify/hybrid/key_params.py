@@ -74,6 +74,8 @@ def to_model(values: dict[str, float], coupling: tuple[float, float] | None = No
     x_j = min(max(v.get("jack_pickup_m", 0.0), 0.0), 0.98 * x_l) if rail else 0.0
     x_r = x_j if rail else min(v["repetition_m"], 0.98 * x_l)     # with the rail the jack slips back at x_j
     d_c = v["check_drop_m"] if rail else min(v["check_drop_m"], 0.999 * r * (x_l - x_r))
+    touch = v.get("touch_m", math.nan)
+    touch = min(max(touch, 0.0), x_j) if (rail and math.isfinite(touch)) else None
     y_s = max(v["string_height_m"], r * x_l * 1.001, (r * x_kb - d_c) * 1.001)
     return HybridKey(key_mass_kg=max(v["key_mass_kg"], 0.0), return_spring_Npm=max(v["return_spring_Npm"], 0.0),
                      preload_N=v["preload_N"], hammer_mass_kg=v["hammer_mass_kg"], lever_ratio=r,
@@ -84,7 +86,8 @@ def to_model(values: dict[str, float], coupling: tuple[float, float] | None = No
                      keybed_m=x_kb, keybed_k_Npm=max(v["keybed_k_Npm"], 0.0),
                      keybed_b_Nspm=max(v["keybed_b_Nspm"], 0.0),
                      coupling_k_Npm=None if coupling is None else coupling[0],
-                     coupling_b_Nspm=0.0 if coupling is None else coupling[1], hammer_rail=rail, jack_pickup_m=x_j)
+                     coupling_b_Nspm=0.0 if coupling is None else coupling[1], hammer_rail=rail, jack_pickup_m=x_j,
+                     touch_m=touch)
 
 
 #: Width (m/s) of the sign of v in the fit's friction (the captures' Coulomb friction, less smoothed than
@@ -130,7 +133,8 @@ def from_model(model: HybridKey) -> dict[str, float]:
             "contact_k_Npm": c.get("k_Npm", nan), "contact_b_Nspm": c.get("b_Nspm", nan),
             "string_height_m": d["string_height_m"] or nan, "string_restitution": d["string_restitution"],
             "contact_n": c.get("n", nan), "gravity_mps2": d["gravity_mps2"],
-            "hammer_rail": float(d.get("hammer_rail", False)), "jack_pickup_m": d.get("jack_pickup_m", 0.0)}
+            "hammer_rail": float(d.get("hammer_rail", False)), "jack_pickup_m": d.get("jack_pickup_m", 0.0),
+            "touch_m": nan if d.get("touch_m") is None else d["touch_m"]}
 
 
 @dataclass

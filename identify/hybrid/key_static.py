@@ -60,6 +60,7 @@ class StaticEstimates:
     bump_x_m: float = math.inf          # where it starts
     hammer_rail: bool = False           # the release's two steps read as the hammer's rail
     jack_pickup_m: float = 0.0          # key travel before the jack lifts the hammer (with the rail)
+    touch_m: float | None = None        # where the probe first touched the key (with the rail; None: unseen)
 
 
 def smooth(x: np.ndarray, dt: float, cutoff_hz: float) -> np.ndarray:
@@ -170,10 +171,14 @@ def static_estimates(t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray, gravity_
     friction, x_r, level, notes = _release(e, xs, x_m, top, x_l, lo, hi, weight, noise)
     two_steps = [i for i, n in enumerate(notes) if n.startswith("release: the weight")]
     rail = _rail(e, xs, top, x_l, lo, weight, friction, dt) if two_steps else None
+    touch = None
     if rail is not None:
         x_j, x_k = rail                                   # the weight leaves at x_j + d_c / r (geometry module)
         lever = check_drop / (x_k - x_j)
         x_r = x_j
+        touch = _touch(e, x_m, press, c0, weight, noise, x_j)
+        if touch is not None:
+            notes.append(f"touch: the probe met the key at {touch * 1e3:.3f} mm; nothing is felt before it (touch_m)")
         notes[two_steps[0]] = (f"release: the weight leaves the key at {x_k * 1e3:.3f} mm (the hammer from the backcheck onto "
                      f"its rail) and came on at {x_j * 1e3:.3f} mm on the press (the jack's pickup): a hammer rail, "
                      "r = d_c / (x_k - x_j)")
@@ -194,7 +199,22 @@ def static_estimates(t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray, gravity_
                            repetition_m=x_r, keybed_m=x_kb, keybed_k_Npm=float(k_kb), lever_ratio=float(lever),
                            hammer_mass_kg=float(hammer_mass), notes=notes, friction_N=friction,
                            bump_k_Npm=bump_k, bump_x_m=bump_x, hammer_rail=rail is not None,
-                           jack_pickup_m=0.0 if rail is None else rail[0])
+                           jack_pickup_m=0.0 if rail is None else rail[0], touch_m=touch)
+
+
+def _touch(e: np.ndarray, x_m: np.ndarray, press: np.ndarray, c0: float, weight: float, noise: float,
+           x_j: float) -> float | None:
+    """Where the press first touched the key (m): the first sample whose force (``e``: running median minus
+    the press line ``k_r x + c0``) rises halfway from nothing (``-c0``) to the key's level before the jack's
+    pickup (``-weight``); at most ``x_j``. None when that level is within the noise of nothing, or the
+    capture starts on the key."""
+    level = c0 - weight                                   # F_p + F_c: the key's own force before the pickup
+    if not level > 10.0 * noise:
+        return None
+    above = np.flatnonzero(e[press] > -c0 + 0.5 * level)
+    if above.size == 0 or above[0] < 10:
+        return None
+    return float(min(x_m[press[above[0]]], x_j))
 
 
 #: Shortest run (s) of a level that counts as a step of the release or the press (the running median's

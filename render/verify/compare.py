@@ -33,6 +33,12 @@ A friction model identified from turns or presses has none, and a capture with s
 force ``J a`` the rendering cannot: verify regresses the residual on the capture's acceleration
 (:func:`unmodelled_inertia`) and says how much of the residual that inertia is and what the fit would be
 with it, in ``unmodelled_inertia`` and in the failure when the fit is low.
+
+Impacts (a hybrid key's hammer landing or striking): the fit compares them as they come, but the key's
+features (bump, drop, travel stiffness) are properties of the pressing curve, not of an impact's transient,
+whose shape belongs to what carries it (a stiff probe tip rings for milliseconds, a coupled key at 1 kHz
+for tens). They are read outside ``IMPACT_WINDOW_S`` after each impact the rendering flags, in both curves
+alike (:func:`impact_windows`; the count is in ``replay["impact_windows"]``).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from hapticam.identify.alignment import contact_point, remove_backlash
 from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import prepare
 from hapticam.models.base import Model
+from hapticam.models.hybrid_key_layout import FLAG_IMPACT
 from hapticam.models.kernels import model_force
 from hapticam.models.passivity import check_passivity
 from hapticam.render.loop import AUTO_PROXY_FRACTION, LoopConfig, run_simulated
@@ -184,7 +191,8 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         sel = valid & (direction == d)
         if sel.sum() >= 2:
             per_direction[name] = fit_report(capture.f_N[sel], f_ren[sel])
-    turning = reversal_window(prepared.t, prepared.v, prepared.dead_band_mps, prepared.cutoff_hz)
+    impacts = impact_windows(result, t_replay)
+    turning = reversal_window(prepared.t, prepared.v, prepared.dead_band_mps, prepared.cutoff_hz) | impacts[0]
     curves_ref, curves_ren, report = _features(x_cap, x_ren, capture.f_N, f_ren, direction, valid, th, turning)
     failures: list[str] = []
     passivity = check_passivity(model)
@@ -221,10 +229,30 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         thresholds=th, passed=not failures, failures=failures,
         replay={"rate_hz": rate_hz, "speedup": speedup, "lead_in_s": lead_s, "ticks": int(result.t_s.size),
                 "probe_stiffness_N_per_m": PROBE_STIFFNESS_N_PER_M, "device_max_force_N": device.max_force_N,
-                "median_capture_speed_mps": median_speed, "backlash_m": backlash, "x_offset_m": offset},
+                "median_capture_speed_mps": median_speed, "backlash_m": backlash, "x_offset_m": offset,
+                "impact_windows": impacts[1]},
         safety_events=counts, capture_source=str(capture.metadata.get("source", "")),
         passive=passivity.passive, passivity_issues=list(passivity.issues), axis=axis_of(capture.metadata),
         unmodelled_inertia=inertia)
+
+
+#: Span (s) after an impact the rendering flags within which the key's features are not read (module notes):
+#: the coupled key settles in about 4 / (zeta omega_n) = 80 ms (hybrid_key_coupling), a hammer's bounces on
+#: the backcheck last about as long.
+IMPACT_WINDOW_S = 0.1
+
+
+def impact_windows(result: RenderResult, t_replay: np.ndarray) -> tuple[np.ndarray, int]:
+    """Samples (bool, at the capture's replay times ``t_replay``, s) within ``IMPACT_WINDOW_S`` after a tick in
+    which the model flagged an impact (``FLAG_IMPACT``, hybrid key), from 2 ms before it; and how many
+    separate windows there are."""
+    ticks = result.t_s[(result.model_flags & FLAG_IMPACT) != 0]
+    near = np.zeros(t_replay.size, dtype=bool)
+    if ticks.size == 0:
+        return near, 0
+    i = np.searchsorted(ticks, t_replay + 0.002, side="right") - 1          # the last impact before t + 2 ms
+    near = (i >= 0) & (t_replay - ticks[np.maximum(i, 0)] <= IMPACT_WINDOW_S)
+    return near, int(1 + np.count_nonzero(np.diff(ticks) > IMPACT_WINDOW_S))
 
 
 def unmodelled_inertia(a: np.ndarray, f_captured: np.ndarray, f_rendered: np.ndarray,
