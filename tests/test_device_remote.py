@@ -163,7 +163,10 @@ def test_malformed_replies_are_dropped_counted_and_logged(kernels):
         ctx.term()
     errors = [e for e in res.events if e.name == "device-error"]
     assert errors and errors[0].value == ERR_BAD_REPLY
-    assert dev.counters()["bad_replies"] >= 90 and res.stats.interventions["device-error"] >= 90
+    # every malformed reply is counted; the safety layer acts once per tick that saw one (a tick takes every
+    # reply waiting, so on a loaded machine two can fall in one tick)
+    bad = dev.counters()["bad_replies"]
+    assert bad >= 90 and bad // 2 <= res.stats.interventions["device-error"] <= bad
     fault = [e for e in res.events if e.name == "device-fault"]
     assert fault and fault[0].value == FAULT_SILENT and wall < 2.5 and res.force_N[-1] == 0.0
 
