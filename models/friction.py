@@ -77,6 +77,8 @@ LAW_COULOMB = 0
 LAW_STRIBECK = 1
 LAW_KARNOPP = 2
 LAW_LUGRE = 3
+#: Added to the law's code when the block ends with ``active_from_m`` (the friction acts only from there on).
+GATED = 16
 
 #: law -> (code, ordered parameter fields, defaults of the optional ones, state length)
 LAWS: dict[str, tuple[int, tuple[str, ...], dict[str, float], int]] = {
@@ -107,6 +109,9 @@ class Friction(Model):
     Parameters
     ----------
     law : {"coulomb-viscous", "stribeck", "karnopp", "lugre"}
+    active_from_m : float, optional
+        Position (m) from which the friction acts, 0 below it (a key's friction once the key is touched:
+        ``hybrid-key``'s ``touch_m``); everywhere when absent.
     **params : float
         The law's parameters (SI, names carry units; see :data:`LAWS` for the fields and defaults).
         All must be finite and non-negative; velocities, stiffnesses and the transition force positive;
@@ -116,8 +121,9 @@ class Friction(Model):
     kind = "friction"
     kind_code = KIND_FRICTION
 
-    def __init__(self, law: str, **params: Any) -> None:
+    def __init__(self, law: str, active_from_m: float | None = None, **params: Any) -> None:
         self.law = as_choice("law", law, tuple(LAWS))
+        self.active_from_m = None if active_from_m is None else as_float("active_from_m", active_from_m)
         code, fields, defaults, _ = LAWS[self.law]
         unknown = sorted(set(params) - set(fields))
         if unknown:
@@ -166,7 +172,8 @@ class Friction(Model):
         return g * np.sign(v) + p["sigma2_Nspm"] * v
 
     def to_dict(self) -> dict[str, Any]:
-        return {"law": self.law, **self._values}
+        return {"law": self.law, **self._values,
+                **({} if self.active_from_m is None else {"active_from_m": self.active_from_m})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Friction":
@@ -182,7 +189,9 @@ class Friction(Model):
 
     def params_block(self) -> np.ndarray:
         _, fields, _, _ = LAWS[self.law]
-        return np.array([float(self._code), *(self._values[f] for f in fields)])
+        if self.active_from_m is None:
+            return np.array([float(self._code), *(self._values[f] for f in fields)])
+        return np.array([float(self._code + GATED), *(self._values[f] for f in fields), self.active_from_m])
 
     def initial_state(self) -> np.ndarray:
         """Karnopp: ``[anchor x (m), mode (0 stick, +/-1 sliding), initialised]``; LuGre: ``[z (m)]``."""
@@ -251,9 +260,14 @@ def _lugre(p, s, v, dt):
 def friction_force(p, s, x, v, a, dt):
     """Friction force (N) the probe applies along +x for a :class:`Friction` block ``p``.
 
-    ``x`` (m), ``v`` (m/s), ``dt`` (s); Karnopp and LuGre advance their state ``s`` in place.
+    ``x`` (m), ``v`` (m/s), ``dt`` (s); Karnopp and LuGre advance their state ``s`` in place. With
+    ``active_from_m`` the force is 0 (and the state held) for ``x`` below it.
     """
     law = int(p[0])
+    if law >= GATED:
+        if x < p[p.size - 1]:
+            return 0.0              # before ``active_from_m`` (e.g. above a key's surface): no friction
+        law -= GATED
     if law == LAW_COULOMB:
         return p[1] * math.tanh(v / p[3]) + p[2] * v  # F = Fc tanh(v / v_eps) + b_v v
     if law == LAW_STRIBECK:

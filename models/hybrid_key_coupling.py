@@ -50,7 +50,12 @@ alone and with the hammer resting; across the hammer's impacts it is not covered
 function, and the servo loop's energy monitor stays the guard. (3) The preload is a force between
 handle and key, ``F_0 e'`` of power: constant while the hammer rests (a shift of the spring's rest
 length, lossless), it switches only with the hammer's mode, at ``e`` close to 0 (the key under the
-handle), so each switch exchanges at most ``F_0 |e|``.
+handle), so each switch exchanges at most ``F_0 |e|``. It is ``r m_h g`` whatever the drive point's slope
+(the closing check's, 0 with the hammer on its rail): a preload that followed the key's position would
+switch at every crossing of the rail's kink with the key behind the handle (4-26 uJ gained per cycle of
+a key oscillating across it); where the static reaction differs, the key sits ``(F_0 - R) / k_c`` from
+the handle instead (0.34 mm on the rail of the identified piano action: the hammer's weight comes on over
+that much handle travel at the pickup).
 """
 
 from __future__ import annotations
@@ -59,11 +64,10 @@ import math
 
 from numba import njit
 
-from hapticam.models.hybrid_key_geometry import drive_slope
 from hapticam.models.hybrid_key_layout import (FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                                MAX_LOGGED_EVENTS, MODE_CONTACT, P_BC, P_BK, P_BKB, P_G,
                                                P_KC, P_KKB, P_MH, P_MK, P_R, P_XKB, S_CEV0,
-                                               S_CEV_COUNT, S_ESCAPED, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC,
+                                               S_CEV_COUNT, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC,
                                                S_MODE, S_RK, S_VK, S_XK)
 
 #: Flag bits that record an event during a tick (kept over the key's sub-steps); the others are states.
@@ -82,13 +86,11 @@ def coupling_for_device(damping_N_s_per_m: float, rate_hz: float, key_mass_kg: f
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def coupling_preload(p, s):
-    """The coupling's preload F_0 (N): the hammer's static weight through the lever, (ds/dx) m_h g, while
-    the hammer rests on the key (contact mode); 0 while it flies."""
-    if p[P_BK] <= 0.0:
-        return p[P_R] * p[P_MH] * p[P_G]          # a physical pad: the constant r m_h g
-    if s[S_MODE] != MODE_CONTACT:
-        return 0.0
-    return drive_slope(p, s[S_XK], s[S_ESCAPED]) * p[P_MH] * p[P_G]   # 0 with the hammer on its rail
+    """The coupling's preload F_0 (N): the hammer's static weight on the jack, r m_h g, while the hammer is
+    in contact, whatever the drive point's slope (module notes, passivity (3)); 0 while it flies."""
+    if p[P_BK] > 0.0 and s[S_MODE] != MODE_CONTACT:
+        return 0.0                                 # a simulated key: nothing while the hammer flies
+    return p[P_R] * p[P_MH] * p[P_G]               # (a physical pad: always the constant r m_h g)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -17,7 +17,7 @@ from hapticam.models.hybrid_key_layout import (A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S,
                                                FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                                F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS, MAX_LOGGED_EVENTS,
                                                MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BK, P_BKB, P_DELTA0,
-                                               P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_R, P_RAIL, P_TOUCH,
+                                               P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_RAIL, P_TOUCH,
                                                P_VCAP, P_XKB, P_XL, P_XR, P_YS, S_ESCAPED, S_EV0, S_EV_COUNT,
                                                S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION, S_RECOVERIES,
                                                S_STRING_SPEED, S_TH, S_TPREV, S_UH, S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_T_LIFT,
@@ -270,7 +270,7 @@ def _escapement(p, s, t, v0, acc, T, at_let, pressing, mode, y, w):
         _log_event(s, EV_LETOFF, t, v0 + acc * t, T)
         if mode == MODE_CONTACT and (p[P_LAW] == LAW_RIGID or drive_point(p, p[P_XL], 1.0) - y <= 0.0):
             mode = MODE_FLIGHT
-            _log_event(s, EV_LIFTOFF, t, w - p[P_R] * (v0 + acc * t), T)
+            _log_event(s, EV_LIFTOFF, t, w - drive_slope(p, p[P_XL], 1.0) * (v0 + acc * t), T)
     elif not at_let and not pressing and s[S_ESCAPED] != 0.0:
         s[S_ESCAPED] = 0.0
     return mode
@@ -320,7 +320,9 @@ def hybrid_key_force(p, s, x, v, a, dt):
     [``DT_MIN_S``, ``DT_MAX_S``]. Non-finite inputs return NaN and leave ``s`` unchanged; finite inputs
     never give NaN (they are clamped to ``X_LIMIT_M``, ``V_LIMIT_MPS``, ``A_LIMIT_MPS2``)."""
     f = _coupled_force(p, s, x, v, dt) if p[P_KC] > 0.0 else _direct_force(p, s, x, v, a, dt)
-    return 0.0 if x < p[P_TOUCH] else f   # above the key's surface nothing touches it (the hammer runs on)
+    if p[P_TOUCH] >= 0.0 and x < p[P_TOUCH]:
+        return 0.0                      # above the key's surface nothing touches it (the hammer runs on)
+    return f
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -125,3 +125,15 @@ def test_written_model_releases_in_the_actions_two_steps(piano):
         sel = rel[(x[rel] > lo) & (x[rel] < hi)]
         assert sel.size > 100
         assert np.median(f_model[sel]) == pytest.approx(np.median(held_out.f_N[sel]), abs=0.02)
+
+
+def test_nothing_is_felt_before_the_probe_meets_the_key(piano):
+    """The probe's free travel before the key (0.2 mm): the written model, the friction beside the key
+    included, gives no force there, like the capture."""
+    target, _, held_out, fit = piano
+    assert fit.model.touch_m == pytest.approx(target.pretravel_m, abs=30e-6)
+    f_model, x = _model_force(with_extras(fit.model, fit.extra), held_out)
+    above = x < fit.model.touch_m - 10e-6
+    assert above.sum() > 100
+    assert np.all(f_model[above] == 0.0)
+    assert np.median(np.abs(held_out.f_N[above])) < 0.01

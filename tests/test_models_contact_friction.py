@@ -391,3 +391,20 @@ def test_friction_round_trip_and_defaults() -> None:
     assert cv.to_dict() == {"law": "coulomb-viscous", "Fc_N": 0.1, "b_v_Nspm": 0.0, "v_eps_mps": 5e-3}
     with pytest.raises(ModelValidationError, match="friction: missing field 'law'"):
         Friction.from_dict({"Fc_N": 0.1})
+
+
+@pytest.mark.parametrize("law, params", [("coulomb-viscous", {"Fc_N": 0.1, "v_eps_mps": 1e-3}),
+                                         ("lugre", {"sigma0_Npm": 1e4, "sigma1_Nspm": 0.0, "sigma2_Nspm": 0.0,
+                                                    "Fc_N": 0.1, "Fs_N": 0.15, "vs_mps": 1e-3})])
+def test_friction_acts_only_from_active_from_m(law: str, params: dict) -> None:
+    """``active_from_m``: no force before it (a key's friction once the key is touched), the law's force
+    from it on, the same block as without it there; the field round-trips and old files are unchanged."""
+    gated, plain = Friction(law, active_from_m=0.2e-3, **params), Friction(law, **params)
+    sg, sp = gated.initial_state(), plain.initial_state()
+    for x in (0.0, 0.1e-3, 0.19e-3):
+        assert friction_force(gated.params_block(), sg, x, 0.01, 0.0, 1e-3) == 0.0
+    for x in (0.2e-3, 0.5e-3, 1e-3):
+        assert (friction_force(gated.params_block(), sg, x, 0.01, 0.0, 1e-3)
+                == friction_force(plain.params_block(), sp, x, 0.01, 0.0, 1e-3))
+    assert model_from_dict("friction", gated.to_dict()).active_from_m == 0.2e-3
+    assert "active_from_m" not in plain.to_dict()

@@ -114,8 +114,9 @@ def with_extras(key: HybridKey, extra: dict[str, float], v_eps_mps: float = 2e-3
     """The hybrid key with what the captures showed beside it: a ``friction`` component (coulomb-viscous,
     ``F_c``) and a one-sided linear ``contact`` for the let-off bump's spring; the key alone when neither."""
     parts: list[Model] = [key]
-    if extra.get("friction_N", 0.0) > 0.0:
-        parts.append(Friction("coulomb-viscous", Fc_N=extra["friction_N"], v_eps_mps=v_eps_mps))
+    if extra.get("friction_N", 0.0) > 0.0:          # the key's friction acts once the key is touched
+        parts.append(Friction("coulomb-viscous", Fc_N=extra["friction_N"], v_eps_mps=v_eps_mps,
+                              active_from_m=key.touch_m))
     if extra.get("bump_k_Npm", 0.0) > 0.0:
         parts.append(Contact("linear", x_c_m=extra["bump_x_m"], k_Npm=extra["bump_k_Npm"]))
     return key if len(parts) == 1 else Composite(parts)
