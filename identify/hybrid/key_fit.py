@@ -135,6 +135,7 @@ def _static_errors(slow: Prepared, values: dict[str, float]) -> dict[str, float]
     the jack pickup takes the repetition point's place (the jack slips back there)."""
     free = tuple(("jack_pickup_m" if n == "repetition_m" else n) for n in STATIC_FREE) \
         if values.get("hammer_rail") else STATIC_FREE
+    free = tuple(n for n in free if values[n] > 0.0)        # a position at 0 has no relative step to take
     step = max(1, int(round(1.0 / (10.0 * SLOW_CUTOFF_HZ * slow.dt_s))))
     target = smooth(slow.f_N, slow.dt_s, SLOW_CUTOFF_HZ)[slow.use][::step]
 
