@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 import pytest
 
 from hapticam.cli import main
@@ -82,8 +84,21 @@ def test_demo_on_the_piano_action_identifies_a_hybrid_key_with_its_friction_and_
     check = run.stages["verify"]
     assert check["noticeable"] == []
     report = json.loads((tmp_path / "verify.json").read_text())
-    assert report["replay"]["impact_windows"] >= 1
+    assert report["replay"]["impact_windows"] == len(report["impact_spans_s"]) >= 1
+    # the first window opens at the hammer's landing after let-off: past the let-off's time on the press
+    t_letoff = float(np.interp(truth.pretravel_m + truth.letoff_m, *_press_of(tmp_path / "probe-triangle.csv")))
+    assert report["impact_spans_s"][0][0] > t_letoff
+    assert all("impact window" in v["note"] for v in report["verdicts"] if v["name"].startswith("bump"))
     assert [f for f in report["failures"] if not f.startswith("fit ")] == []
+
+
+def _press_of(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(position (m), time (s)) of a capture's pressing half, for np.interp of the time at a position."""
+    from hapticam.capture_io import load_capture
+
+    cap = load_capture(path)
+    top = int(np.argmax(cap.x_m))
+    return cap.x_m[:top], cap.t_s[:top] - cap.t_s[0]
 
 
 def test_held_out_features_of_the_hybrid_key_read_its_physics_not_the_landing_spike() -> None:

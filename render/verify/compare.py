@@ -114,6 +114,8 @@ class VerifyResult:
     axis: str = "linear"
     #: the inertia in the capture that the rendering lacks (:func:`unmodelled_inertia`), None if not measurable
     unmodelled_inertia: dict[str, float] | None = None
+    #: the impact windows (start, end) in the capture's time (s) outside which the features were read
+    impact_spans_s: list[tuple[float, float]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (arrays left out; see the figure and the recording for those)."""
@@ -130,6 +132,7 @@ class VerifyResult:
             "safety_events": self.safety_events, "samples_compared": int(self.valid.sum()),
             "passive": self.passive, "passivity_issues": self.passivity_issues,
             "axis": self.axis, "units": AXIS_UNITS[self.axis], "unmodelled_inertia": self.unmodelled_inertia,
+            "impact_spans_s": [list(span) for span in self.impact_spans_s],
         }
 
 
@@ -212,7 +215,12 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
                 verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
                     f"the capture's inertial {what}, which the rendering lacks: without it, below the JND")
     rotary = axis_of(capture.metadata) == "rotary"
+    spans = [(float(t_cap[a]), float(t_cap[b - 1])) for a, b in _runs(impacts[0])]
     for verdict in report.verdicts:
+        if spans and verdict.name in IMPACT_READ_FEATURES:
+            verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
+                f"read outside {len(spans)} impact window{'s' if len(spans) > 1 else ''} "
+                f"({IMPACT_WINDOW_S:g} s after each impact)")
         if rotary:      # the JNDs (N, mm, Weber fractions of key forces) are a key's; none is sourced for a knob
             verdict.note = ((verdict.note + "; ") if verdict.note else "") + ROTARY_FEATURE_NOTE
         elif verdict.noticeable:
@@ -233,13 +241,23 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
                 "impact_windows": impacts[1]},
         safety_events=counts, capture_source=str(capture.metadata.get("source", "")),
         passive=passivity.passive, passivity_issues=list(passivity.issues), axis=axis_of(capture.metadata),
-        unmodelled_inertia=inertia)
+        unmodelled_inertia=inertia, impact_spans_s=spans)
 
 
 #: Span (s) after an impact the rendering flags within which the key's features are not read (module notes):
 #: the coupled key settles in about 4 / (zeta omega_n) = 80 ms (hybrid_key_coupling), a hammer's bounces on
 #: the backcheck last about as long.
 IMPACT_WINDOW_S = 0.1
+
+
+#: The features read off the travel outside reversal and impact windows (``press_travel_N``).
+IMPACT_READ_FEATURES = ("travel stiffness", "bump peak force", "bump position", "force drop after bump")
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) index pairs of the runs of True in ``mask``."""
+    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1)))
 
 
 def impact_windows(result: RenderResult, t_replay: np.ndarray) -> tuple[np.ndarray, int]:

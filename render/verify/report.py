@@ -56,6 +56,8 @@ def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:
     ax_fx.grid(alpha=0.3)
 
     t = result.t_s
+    for k, (a, b) in enumerate(result.impact_spans_s):      # where the features were not read (module notes)
+        ax_t.axvspan(a, b, color="0.85", lw=0, label="impact windows" if k == 0 else None)
     ax_t.plot(t, result.force_reference_N, color="black", lw=0.8, label="captured")
     ax_t.plot(t, result.force_rendered_N, color="tab:red", lw=0.8, alpha=0.8, label="rendered")
     ax_t.plot(t, result.force_rendered_N - result.force_reference_N, color="tab:green", lw=0.6,
