@@ -214,18 +214,8 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
                 what = "torque J alpha" if axis_of(capture.metadata) == "rotary" else "force m a"
                 verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
                     f"the capture's inertial {what}, which the rendering lacks: without it, below the JND")
-    rotary = axis_of(capture.metadata) == "rotary"
     spans = [(float(t_cap[a]), float(t_cap[b - 1])) for a, b in _runs(impacts[0])]
-    for verdict in report.verdicts:
-        if spans and verdict.name in IMPACT_READ_FEATURES:
-            verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
-                f"read outside {len(spans)} impact window{'s' if len(spans) > 1 else ''} "
-                f"({IMPACT_WINDOW_S:g} s after each impact)")
-        if rotary:      # the JNDs (N, mm, Weber fractions of key forces) are a key's; none is sourced for a knob
-            verdict.note = ((verdict.note + "; ") if verdict.note else "") + ROTARY_FEATURE_NOTE
-        elif verdict.noticeable:
-            failures.append(f"{verdict.name}: a user could feel the difference"
-                            + (f" ({verdict.note})" if verdict.note else ""))
+    failures += _judge_features(report, spans, axis_of(capture.metadata) == "rotary")
     counts: dict[str, int] = {}
     for event in result.events:
         counts[event.name] = counts.get(event.name, 0) + 1
@@ -271,6 +261,23 @@ def impact_windows(result: RenderResult, t_replay: np.ndarray) -> tuple[np.ndarr
     i = np.searchsorted(ticks, t_replay + 0.002, side="right") - 1          # the last impact before t + 2 ms
     near = (i >= 0) & (t_replay - ticks[np.maximum(i, 0)] <= IMPACT_WINDOW_S)
     return near, int(1 + np.count_nonzero(np.diff(ticks) > IMPACT_WINDOW_S))
+
+
+def _judge_features(report: FeatureReport, spans: list[tuple[float, float]], rotary: bool) -> list[str]:
+    """Note on the verdicts what they were read around (impact windows, a rotary axis) and return the
+    failures: a noticeable difference on a key (on a rotary axis features are reported, not judged)."""
+    failures: list[str] = []
+    for verdict in report.verdicts:
+        if spans and verdict.name in IMPACT_READ_FEATURES:
+            verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
+                f"read outside {len(spans)} impact window{'s' if len(spans) > 1 else ''} "
+                f"({IMPACT_WINDOW_S:g} s after each impact)")
+        if rotary:      # the JNDs (N, mm, Weber fractions of key forces) are a key's; none is sourced for a knob
+            verdict.note = ((verdict.note + "; ") if verdict.note else "") + ROTARY_FEATURE_NOTE
+        elif verdict.noticeable:
+            failures.append(f"{verdict.name}: a user could feel the difference"
+                            + (f" ({verdict.note})" if verdict.note else ""))
+    return failures
 
 
 def unmodelled_inertia(a: np.ndarray, f_captured: np.ndarray, f_rendered: np.ndarray,
