@@ -131,6 +131,21 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *,
     atomic_write_bytes(path, text.encode("utf-8"), error=error)
 
 
+def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: float | None = None, tight: bool = True,
+                error: type[HapticError] = HapticError) -> Path:
+    """Write a matplotlib figure to ``path`` as PNG atomically (:func:`atomic_write`) and close it, also on
+    failure; ``tight``: lay it out first (``tight_layout``). Returns the path."""
+    import matplotlib.pyplot as plt
+
+    try:
+        if tight:
+            fig.tight_layout()
+        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=dpi), error=error)
+    finally:
+        plt.close(fig)
+    return Path(path)
+
+
 def open_regular(path: str | os.PathLike[str], limit: int, *, error: type[HapticError] = HapticError,
                  what: str = "file") -> tuple[IO[bytes], int]:
     """Open a regular file of at most ``limit`` bytes for reading; returns ``(binary file, size)``.

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from hapticam.errors import HapticError
-from hapticam.fileio import atomic_write
+from hapticam.fileio import save_figure
 
 #: Okabe & Ito (2008), "Color universal design"
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442")
@@ -43,10 +43,4 @@ def plot_pipeline(rows: list[dict[str, Any]], path: str | Path) -> Path:
     ax_f.legend(fontsize=8)
     for ax in (ax_t, ax_f):
         ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
-    out = Path(path)
-    try:
-        atomic_write(out, lambda fh: fig.savefig(fh, format="png"), error=HapticError)
-    finally:
-        plt.close(fig)
-    return out
+    return save_figure(fig, path)

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from hapticam.capture import Capture
-from hapticam.errors import HapticError, UsageError
-from hapticam.fileio import atomic_write
+from hapticam.errors import UsageError
+from hapticam.fileio import save_figure
 from hapticam.identify.preprocess import prepare
 from hapticam.models.base import Model
 from hapticam.models.kernels import model_force
@@ -81,11 +81,7 @@ def plot(captures: list[tuple[str, Capture]], models: list[tuple[str, Model, dic
     ax_fx.legend(fontsize=7)
     if with_time:
         _time_axes(axes[0, 1], captures)
-    try:
-        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=90), error=HapticError)
-    finally:
-        plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path, dpi=90, tight=False)
 
 
 def _x_range(captures: list[tuple[str, Capture]], models: list[tuple[str, Model, dict[str, Any]]]

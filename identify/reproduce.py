@@ -21,11 +21,15 @@ SOURCES = ("hapticam.identify.contact.reproduce", "hapticam.identify.friction.re
            "hapticam.identify.hybrid.hopper_reproduce", "hapticam.identify.hybrid.reproduce")
 
 
+#: one table row: (quantity, ours, the paper's, unit) as display strings
+Row = tuple[str, str, str, str]
+
+
 @dataclass
 class ReproResult:
     """Rows ``(quantity, ours, the paper's, unit)`` as display strings, the figures written, notes."""
 
-    rows: list[tuple[str, str, str, str]]
+    rows: list[Row]
     figures: list[Path]
     notes: list[str] = field(default_factory=list)
 

@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.errors import HapticError
-from hapticam.fileio import atomic_write
+from hapticam.fileio import save_figure
 from hapticam.render.layout import HIST_BIN_NS
 
 #: fractions of ticks later than the plotted lateness: 10^-0.3 (half) to 10^-5
@@ -67,10 +66,4 @@ def plot_lateness(results: dict[str, Any], path: str | Path) -> Path:
     ax.text(1e6 / float(results.get("rate_hz", 1000.0)), 1.2e-5, " one period", fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    out = Path(path)
-    try:
-        atomic_write(out, lambda fh: fig.savefig(fh, format="png"), error=HapticError)
-    finally:
-        plt.close(fig)
-    return out
+    return save_figure(fig, path)

@@ -9,31 +9,18 @@ file and renamed, never half-written.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hapticam.errors import IdentificationError
+from hapticam.fileio import save_figure
 
 #: Okabe & Ito (2008) colour-blind-safe palette, then black
 COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000", "#999999")
 
 
-def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise IdentificationError(f"{target}: folder {target.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".png", dir=target.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=110)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
 
 
 def _figure(nrows: int) -> tuple[Any, Any]:
@@ -51,8 +38,6 @@ def convergence_figure(fit: Any, path: str | os.PathLike[str]) -> Path:
     :class:`~hapticam.identify.contact.fit.ContactFit`) to the PNG ``path``; returns the path."""
     if not getattr(fit, "results", None):
         raise IdentificationError("convergence figure: the fit holds no estimator results (Hunt-Crossley fit?)")
-    import matplotlib.pyplot as plt
-
     fig, (ax_k, ax_b) = _figure(2)
     t0 = float(fit.t_s[0])
     span = (0.0, float(fit.t_s[-1] - t0))
@@ -75,11 +60,7 @@ def convergence_figure(fit: Any, path: str | os.PathLike[str]) -> Path:
     ax_k.legend(fontsize=7, ncol=3, loc="best")
     for ax in (ax_k, ax_b):
         ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    try:
-        return _save(fig, path)
-    finally:
-        plt.close(fig)
+    return save_figure(fig, path, dpi=110, error=IdentificationError)
 
 
 def _limits(centre: float, results: dict[str, Any], j: int) -> tuple[float, float]:
@@ -93,8 +74,6 @@ def _limits(centre: float, results: dict[str, Any], j: int) -> tuple[float, floa
 def history_figure(t_s: np.ndarray, history: np.ndarray, truth: tuple[float, float, float] | None,
                    path: str | os.PathLike[str]) -> Path:
     """Per-instant multi-point estimates ``(k, b, mu)`` against time (the thesis's Fig. 5-13 (c)-(e))."""
-    import matplotlib.pyplot as plt
-
     fig, axes = _figure(3)
     labels = ("stiffness k (N/m)", "damping b (N s/m)", "friction coefficient mu (-)")
     for j, ax in enumerate(axes):
@@ -107,8 +86,4 @@ def history_figure(t_s: np.ndarray, history: np.ndarray, truth: tuple[float, flo
     axes[0].legend(fontsize=7)
     axes[0].set_title("multi-point contact: per-instant least squares (seed 004 eqs. 4.5, 4.7)")
     axes[-1].set_xlabel("time (s)")
-    fig.tight_layout()
-    try:
-        return _save(fig, path)
-    finally:
-        plt.close(fig)
+    return save_figure(fig, path, dpi=110, error=IdentificationError)

@@ -10,9 +10,7 @@ a persistently excited and a quasi-static record, the structural equalities, the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -25,22 +23,8 @@ from hapticam.identify.contact.frequency import eem, oem, spectra
 from hapticam.identify.contact.multipoint import fit_multipoint
 from hapticam.identify.contact.multipoint_sim import gravity_drop
 from hapticam.identify.contact.plot import convergence_figure, history_figure
+from hapticam.identify.reproduce import Experiment, ReproResult, Row
 
-Row = tuple[str, str, str, str]
-
-
-@dataclass
-class ReproResult:
-    rows: list[tuple[str, str, str, str]]   # (quantity, ours, paper's, unit) as display strings
-    figures: list[Path]                     # PNGs written in out_dir (matplotlib Agg, axes labelled with units)
-    notes: list[str]
-
-
-@dataclass(frozen=True)
-class Experiment:
-    name: str            # e.g. "seed000-thermostat"
-    title: str           # one line
-    run: Callable[[Path, bool], ReproResult]   # run(out_dir, quick) ; quick=True is the reduced test-size run
 
 
 def implied_rig_stiffness() -> float:

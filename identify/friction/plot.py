@@ -6,7 +6,6 @@ matplotlib is imported inside the functions (Agg backend); files are written wit
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from hapticam.errors import IdentificationError
-from hapticam.fileio import atomic_write
+from hapticam.fileio import save_figure
 
 #: Okabe & Ito (2008) colour-blind-safe palette
 COLOURS = ("#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#999999")
@@ -29,15 +28,6 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
-    plt = _pyplot()
-    buf = io.BytesIO()
-    try:
-        fig.savefig(buf, format="png", dpi=110)
-    finally:
-        plt.close(fig)
-    atomic_write(path, lambda fh: fh.write(buf.getvalue()), error=IdentificationError)
-    return Path(path)
 
 
 def angles_figure(t_s: np.ndarray, measured: np.ndarray, simulated: dict[str, np.ndarray],
@@ -57,7 +47,7 @@ def angles_figure(t_s: np.ndarray, measured: np.ndarray, simulated: dict[str, np
     fig.suptitle("seed 003, 35 s passive swing: measured angles and simulations with each method's parameters",
                  fontsize=9)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=110, error=IdentificationError, tight=False)
 
 
 def estimates_figure(t_s: np.ndarray, e_norm: np.ndarray, z_over_truth: np.ndarray, closed_over_truth: np.ndarray,
@@ -91,4 +81,4 @@ def estimates_figure(t_s: np.ndarray, e_norm: np.ndarray, z_over_truth: np.ndarr
     for ax in (ax_e, ax_z, ax_c):
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=110, error=IdentificationError, tight=False)

@@ -21,14 +21,13 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from hapticam.identify.friction import furuta, greybox, paper, uas
 from hapticam.identify.friction.plot import angles_figure, estimates_figure
+from hapticam.identify.reproduce import Experiment, ReproResult, Row
 
-Row = tuple[str, str, str, str]
 RATE_HZ = 1.0 / paper.SIM_DT_S
 QUICK_DURATION_S = 8.0
 NAIVE_EVALS = 2000  # Nelder-Mead's default budget for ten parameters (200 per parameter)
@@ -38,20 +37,6 @@ TIMING_REPEAT = 3  # the UAS observer and the grey-box fit are timed best of 3 (
 UAS_NOT_IDENTIFIED = ("the UAS observer's parameters are the end points of eq. 23, z* = (gamma + lu zu + ll zl) / "
                       "(lu + ll), reached along exp(-(lu + ll) integral |e| dt) whatever the data: they are what "
                       "the paper's method returns, not identified friction (use the grey-box fit)")
-
-
-@dataclass
-class ReproResult:
-    rows: list[Row]         # (quantity, ours, paper's, unit) as display strings
-    figures: list[Path]     # PNGs written in out_dir
-    notes: list[str]
-
-
-@dataclass(frozen=True)
-class Experiment:
-    name: str
-    title: str
-    run: Callable[[Path, bool], ReproResult]  # run(out_dir, quick)
 
 
 @dataclass

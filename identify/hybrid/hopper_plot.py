@@ -5,7 +5,6 @@ matplotlib is imported inside the functions (Agg backend).
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from hapticam.errors import IdentificationError
-from hapticam.fileio import atomic_write
+from hapticam.fileio import save_figure
 from hapticam.identify.hybrid.hopper import HopperParams, PeriodicOrbit, sample_states
 from hapticam.identify.hybrid.hopper_fit import HopperData, HopperFit, predict
 
@@ -31,15 +30,6 @@ def _figure(nrows: int, height: float = 2.8) -> tuple[Any, Any]:
     return fig, axes[:, 0]
 
 
-def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    atomic_write(path, lambda fh: fh.write(buf.getvalue()), error=IdentificationError)
-    return Path(path)
 
 
 def _shade_ground(ax: Any, t: np.ndarray, x: np.ndarray) -> None:
@@ -82,7 +72,7 @@ def orbit_figure(params: HopperParams, accurate: PeriodicOrbit, relaxed: Periodi
     ax3.set_ylabel("section velocity y' (m/s)")
     ax3.set_title("Poincare iterates at sigma = pi and fixed points (stars)")
     ax3.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=110, error=IdentificationError)
 
 
 def fit_figure(data: HopperData, guess: np.ndarray, fits: list[HopperFit], path: str | os.PathLike[str],
@@ -107,4 +97,4 @@ def fit_figure(data: HopperData, guess: np.ndarray, fits: list[HopperFit], path:
     ax2.set_xlabel("function evaluations (simulations)")
     ax2.set_ylabel("prediction error eps (m^2)")
     ax2.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=110, error=IdentificationError)

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hapticam.errors import IdentificationError
-from hapticam.fileio import atomic_write
+from hapticam.fileio import save_figure
 
 #: Okabe & Ito (2008) colour-blind-safe palette
 COLOURS = ("#000000", "#E69F00", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#999999")
@@ -28,15 +28,6 @@ def _figure(nrows: int, height: float = 2.8) -> tuple[Any, Any]:
     return fig, axes[:, 0]
 
 
-def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    try:
-        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=110), error=IdentificationError)
-    finally:
-        plt.close(fig)
-    return Path(path)
 
 
 def reconstruction_figure(t: np.ndarray, nominal: np.ndarray, perturbed: np.ndarray, recon: np.ndarray,
@@ -53,7 +44,7 @@ def reconstruction_figure(t: np.ndarray, nominal: np.ndarray, perturbed: np.ndar
     ax_err.semilogy(t, np.maximum(np.abs(recon - perturbed), 1e-12), color=COLOURS[3])
     ax_err.set_ylabel("|reconstruction - perturbed|")
     ax_err.set_xlabel("time t (s)")
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=110, error=IdentificationError)
 
 
 def trajectories_figure(t_true: np.ndarray, y_true: np.ndarray, segments: Sequence[tuple[np.ndarray, np.ndarray]],
@@ -70,7 +61,7 @@ def trajectories_figure(t_true: np.ndarray, y_true: np.ndarray, segments: Sequen
     ax.set_xlabel("time t (s)")
     ax.set_title(title)
     ax.legend(loc="upper right", fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=110, error=IdentificationError)
 
 
 def convergence_figure(t: np.ndarray, estimates: np.ndarray, truth: Sequence[float], labels: Sequence[str],
@@ -86,4 +77,4 @@ def convergence_figure(t: np.ndarray, estimates: np.ndarray, truth: Sequence[flo
         ax.legend(loc="lower right", fontsize=8)
     axes[0].set_title(title)
     axes[-1].set_xlabel("time of the latest measured event t (s)")
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=110, error=IdentificationError)

@@ -8,9 +8,7 @@ the paper's column holds what the paper states, and the closed forms where there
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -21,26 +19,12 @@ from hapticam.identify.hybrid import thermostat as th
 from hapticam.identify.hybrid.engine import simulate
 from hapticam.identify.hybrid.plot import convergence_figure, reconstruction_figure, trajectories_figure
 from hapticam.identify.hybrid.reconstruct import reconstruct_lambda, reconstruct_with_switch_times
+from hapticam.identify.reproduce import Experiment, ReproResult, Row
 
-Row = tuple[str, str, str, str]
 TIMING_NOISE_S = 1e-4  # rigid ball: 0.1 ms Gaussian timing noise on impact times
 CAPTURE_RATE_HZ = 1e4  # Hunt-Crossley ball: onsets and lift-offs seen by a 10 kHz capture
 WRONG_START = 0.6  # the rigid observer starts 40 % below the true restitution
 WRONG_START_KB = np.array([0.6, 1.4])  # the Hunt-Crossley one 40 % below k and 40 % above b
-
-
-@dataclass
-class ReproResult:
-    rows: list[Row]  # (quantity, ours, the paper's, unit)
-    figures: list[Path]  # PNGs in out_dir
-    notes: list[str]
-
-
-@dataclass(frozen=True)
-class Experiment:
-    name: str
-    title: str
-    run: Callable[[Path, bool], ReproResult]  # run(out_dir, quick)
 
 
 # ---- thermostat (Figs. 2-3) ------------------------------------------------------------------------

@@ -12,8 +12,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 
-from hapticam.errors import HapticError
-from hapticam.fileio import atomic_write, atomic_write_bytes, json_safe
+from hapticam.fileio import save_figure, atomic_write_bytes, json_safe
 
 #: a feature's linear unit -> the same quantity on a rotary axis (DESIGN.md conventions)
 ROTARY_UNITS = {"m": "rad", "N": "N m", "N/m": "N m/rad"}
@@ -95,10 +94,7 @@ def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:
     if result.capture_source:
         fig.text(0.01, 0.005, f"capture: {result.capture_source}", fontsize=7, color="dimgray")
 
-    try:
-        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=90), error=HapticError)
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=90, tight=False)
 
 
 def _fmt(value: float | None, unit: str, rotary: bool = False) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from hapticam.errors import HapticError
-from hapticam.fileio import atomic_write, atomic_write_text, json_safe
+from hapticam.fileio import save_figure, atomic_write_text, json_safe
 
 ACTUATION_TRAVEL_M = 2.0e-3
 STEEPNESS_WINDOW_M = 25e-6
@@ -155,10 +155,7 @@ def _thumbnail(result: Any, path: Path) -> None:
     ax.set_ylabel("F (N)", fontsize=6)
     ax.tick_params(labelsize=5)
     fig.tight_layout(pad=0.2)
-    try:
-        atomic_write(path, lambda fh: fig.savefig(fh, format="png"), error=HapticError)
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, tight=False)
 
 
 def load_entries(library: Path) -> list[dict[str, Any]]:
