@@ -90,6 +90,19 @@ def test_demo_on_the_piano_action_identifies_a_hybrid_key_with_its_friction_and_
     assert report["impact_spans_s"][0][0] > t_letoff
     assert all("impact window" in v["note"] for v in report["verdicts"] if v["name"].startswith("bump"))
     assert [f for f in report["failures"] if not f.startswith("fit ")] == []
+    # and the failure says where the residual lies: most of it within the impact windows (recomputed here from
+    # the compared forces and the reported spans)
+    from hapticam.capture_io import load_capture
+
+    again = verify(model, load_capture(tmp_path / "probe-triangle.csv"))
+    near = np.zeros(again.t_s.size, dtype=bool)
+    for start, end in again.impact_spans_s:
+        near |= (again.t_s >= start) & (again.t_s <= end)
+    residual = (again.force_reference_N - again.force_rendered_N)[again.valid]
+    share = float(np.sum(residual[near[again.valid]] ** 2) / np.sum(residual ** 2))
+    assert report["replay"]["impact_residual_share"] == pytest.approx(share, rel=1e-9) and share > 0.5
+    fit_failure = next(f for f in report["failures"] if f.startswith("fit "))
+    assert f"{100 * report['replay']['impact_residual_share']:.0f} % of the residual" in fit_failure
 
 
 def _press_of(path: Path) -> tuple[np.ndarray, np.ndarray]:
