@@ -87,10 +87,12 @@ COUNTERS = {"states": I_N_STATE, "bad_frames": I_N_BAD, "stale_ticks": I_N_STALE
             "error_frames": I_N_ERROR, "watchdog_reports": I_N_WATCHDOG, "tx_failures": I_N_TX_FAIL,
             "device_rx_errors": I_DEV_RX_ERR, "other_frames": I_N_OTHER}
 # float64 state
-F_M_PER_COUNT, F_X, F_T, F_APPLIED_N, F_FMAX_N = range(5)
-F_SIZE = 5
+F_M_PER_COUNT, F_X, F_T, F_APPLIED_N, F_FMAX_N, F_SILENCE_S = range(6)
+F_SIZE = 6
 RX_CAP = 1024
 TX_CAP = 64
+#: the largest force a FORCE frame carries (N): i32 uN (serial_protocol.md)
+MAX_WIRE_FORCE_N = (2**31 - 1) * 1e-6
 MAX_READS = 16            # read/parse rounds per tick (bounds the tick's time after a burst)
 
 
@@ -206,8 +208,11 @@ def serial_actuate(state, io, dt_s):
     ist, fst, tx = state[0], state[1], state[3]
     if ist[I_GONE] != 0:
         return FAULT_GONE
+    # the silence limit in ticks of the loop's own period (the loop's rate is known here, not at binding)
+    if dt_s > 0.0:
+        ist[I_SILENCE_LIMIT] = max(1, int(math.ceil(fst[F_SILENCE_S] / dt_s - 1e-9)))
     f = -io[IO_FORCE]
-    fmax = fst[F_FMAX_N]
+    fmax = min(fst[F_FMAX_N], MAX_WIRE_FORCE_N)
     f = min(max(f, -fmax), fmax) if f == f else 0.0
     seq = ist[I_SEQ] + 1
     ist[I_SEQ] = seq
@@ -249,7 +254,8 @@ class SerialDevice(Device):
     timeout_s : float
         Handshake reply timeout (s).
     rate_hz : float
-        Servo rate the adapter is driven at (counts ``silence_ms`` in ticks).
+        Servo rate assumed before the first tick (Hz); from then on ``silence_ms`` is counted in ticks of the
+        period the loop drives the adapter at.
     """
 
     def __init__(self, port: str, *, baud: int = 1_000_000, watchdog_ms: int = 50, stream_hz: int = 0,
@@ -309,6 +315,7 @@ class SerialDevice(Device):
         if self.lost:
             raise DeviceError(f"{self.spec.name}: the device was lost ({os.strerror(int(self.ist[I_ERRNO])) if self.ist[I_ERRNO] else 'hang-up'}); "
                               "hapticam does not reconnect inside a run: close it, check the cable and open it again")
+        self.fst[F_SILENCE_S] = self.silence_ms * 1e-3
         self.ist[I_SILENCE_LIMIT] = max(1, int(math.ceil(self.silence_ms * 1e-3 * self.rate_hz)))
         return ServoBinding(serial_sense, serial_actuate, (self.ist, self.fst, self.rx, self.tx), False)
 
@@ -340,6 +347,8 @@ class SerialDevice(Device):
                     chunk = os.read(fd, 4096)
                 except BlockingIOError:
                     continue
+                except OSError as exc:
+                    raise DeviceError(f"{self.spec.name}: read failed during {what}: {exc}") from exc
                 if not chunk:
                     raise DeviceError(f"{self.spec.name}: the port hung up during {what}")
                 self._pending += chunk
@@ -350,9 +359,10 @@ class SerialDevice(Device):
         if info.version != hf.PROTOCOL_VERSION:
             raise DeviceError(f"{self.spec.name}: device speaks hsp v{info.version}, hapticam v{hf.PROTOCOL_VERSION}")
         values = (info.counts_per_m, info.max_force_N, info.continuous_force_N, info.max_force_rate_N_per_s,
-                  info.mass_kg, *info.workspace_m)
-        if not (all(math.isfinite(v) for v in values) and info.counts_per_m > 0 and info.max_force_N > 0
-                and info.max_force_rate_N_per_s > 0 and info.damping_N_s_per_m >= 0
+                  info.mass_kg, info.damping_N_s_per_m, *info.workspace_m)
+        if not (all(math.isfinite(v) for v in values) and info.counts_per_m > 0
+                and 0 < info.max_force_N <= MAX_WIRE_FORCE_N and info.continuous_force_N > 0
+                and info.max_force_rate_N_per_s > 0 and info.mass_kg > 0 and info.damping_N_s_per_m >= 0
                 and info.workspace_m[0] < info.workspace_m[1]):
             raise DeviceError(f"{self.spec.name}: the device's INFO is not physical: {info}")
         self.info = info

@@ -8,6 +8,7 @@ import os
 import select
 import shutil
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -47,9 +48,9 @@ def kernels():
             build_servo(spring_force, no_flags, sim_binding_sense, sim_binding_actuate))
 
 
-def run_serial(kd, port, duration_s=DUR, safety=None, **dev_kw):
+def run_serial(kd, port, duration_s=DUR, safety=None, rate_hz=1000.0, **dev_kw):
     dev = SerialDevice(port, **dev_kw).open()
-    loop = ServoLoop(MODEL, dev, LoopConfig(ring_capacity=4096), safety, kernels=kd)
+    loop = ServoLoop(MODEL, dev, LoopConfig(rate_hz=rate_hz, ring_capacity=4096), safety, kernels=kd)
     t0 = time.monotonic()
     loop.start(duration_s)
     assert loop.wait(duration_s + 5.0), "the loop must end by itself"
@@ -256,6 +257,24 @@ def test_lasting_silence_stops_the_loop_with_zero_force(emu_exe, kernels):
     assert res.stats.fault is not None and fault and fault[0].value == FAULT_SILENT
     assert wall < 2.5 and 0.25 < res.t_s[-1] < 0.6
     assert res.force_N[-1] == 0.0
+
+
+@pytest.mark.parametrize("rate_hz", [500.0, 2000.0])
+def test_silence_is_counted_in_time_at_the_loops_own_rate(emu_exe, kernels, rate_hz):
+    """The adapter is opened knowing nothing of the loop's rate: 150 ms of silence stop the loop 150 ms after
+    the last STATE at 500 Hz and at 2 kHz alike (not 300 or 75 ms, as ticks counted at 1 kHz would)."""
+    with HspEmulator(PARAMS, USERS["press"], executable=emu_exe, silence_at_ms=150, silence_ms=-1) as port:
+        dev, res, _wall = run_serial(kernels[0], port, duration_s=3.0, rate_hz=rate_hz, silence_ms=150)
+        dev.close()
+    assert res.stats.fault is not None and _events(res, "device-fault")[0].value == FAULT_SILENT
+    assert 0.29 < res.t_s[-1] < 0.33 and res.force_N[-1] == 0.0
+
+
+def test_an_info_beyond_the_wire_format_is_refused(emu_exe):
+    """A FORCE frame carries i32 uN: a device claiming a peak force past 2147 N would have forces wrap."""
+    with HspEmulator(replace(PARAMS, max_force_N=3000.0), None, executable=emu_exe) as port:
+        with pytest.raises(DeviceError, match="not physical"):
+            SerialDevice(port).open()
 
 
 def test_unplugging_stops_the_loop_and_reconnecting_mid_run_is_refused(emu_exe, kernels):

@@ -174,6 +174,36 @@ def test_bad_inputs() -> None:
         greybox.fit_greybox(t, np.zeros((100, 2)), guess=np.ones(7))
 
 
+@pytest.mark.parametrize("settings, message", [
+    ({"n": 100}, "shorter than one shooting segment"),              # 100 ms against SEGMENT_S
+    ({"n": 900, "angles_only": True}, "shorter than one shooting segment"),
+    ({"segment_s": float("nan")}, "segment_s must be a positive number"),
+    ({"sigma_q": 0.0}, "sigma_q must be a positive number"),
+    ({"sigma_w": -1e-3}, "sigma_w must be a positive number"),
+])
+def test_settings_and_records_the_fit_cannot_use_are_refused(record, settings, message) -> None:
+    t, _, Xm = record
+    n = settings.pop("n", 2000)
+    rates = None if settings.pop("angles_only", False) else Xm[:n, 2:]
+    with pytest.raises(IdentificationError, match=message):
+        greybox.fit_greybox(t[:n], Xm[:n, :2], rates, **settings)
+
+
+def test_a_fit_that_does_not_converge_is_an_error_not_a_result(record) -> None:
+    """From 30x the truth without a pilot fit, 40 iterations end with residuals ~280x the noise: refused."""
+    t, _, Xm = record
+    guess = TRUTH * 30.0
+    guess[[2, 6]] = TRUTH[[2, 6]]
+    with pytest.raises(IdentificationError, match="did not converge"):
+        greybox.fit_greybox(t[:10000], Xm[:10000, :2], Xm[:10000, 2:], guess=guess, pilot=False)
+
+
+def test_naive_fit_needs_the_four_initial_states(record) -> None:
+    t, _, Xm = record
+    with pytest.raises(IdentificationError, match="4 finite initial states"):
+        greybox.fit_naive(t[:200], Xm[:200, :2], Xm[0, :2], max_nfev=5)
+
+
 def test_angles_only_as_the_encoders_measure(record) -> None:
     """Without measured rates (the experiment's encoders give angles only) the fit uses longer segments and
     a pilot; the eight combinations still come within 5 % of the truth, inside three standard errors."""

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from hapticam.errors import IdentificationError
 from hapticam.identify.friction import furuta, greybox, paper, uas
 from hapticam.identify.timing import best_of as _best
 
@@ -45,7 +46,10 @@ def bench_friction(quick: bool = False, repeat: int = 3) -> dict[str, Any]:
     t, _, Xm = furuta.noisy_record(duration)
     n = 1000  # compile (or load from the numba cache) outside the timings
     uas.uas_observe(t[:n], Xm[:n, 2:], Xm[0, :2], paper.TABLE3_GUESS)
-    greybox.fit_greybox(t[:n], Xm[:n, :2], Xm[:n, 2:])
+    try:                 # 1 s is too short to converge on: only the kernels are wanted here
+        greybox.fit_greybox(t[:n], Xm[:n, :2], Xm[:n, 2:])
+    except IdentificationError:
+        pass
     t_uas, res = _best(lambda: uas.uas_observe(t, Xm[:, 2:], Xm[0, :2], paper.TABLE3_GUESS), repeat)
     t_grey, grey = _best(lambda: greybox.fit_greybox(t, Xm[:, :2], Xm[:, 2:]), repeat)
     methods = [("uas", "UAS observer (read-out: eq. 23 end points)", t_uas, Xm[0], None),

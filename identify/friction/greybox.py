@@ -138,7 +138,7 @@ class _Problem:
 def _scipy_least_squares(prob: _Problem, v: np.ndarray) -> tuple[np.ndarray, int]:
     """The same problem by :func:`scipy.optimize.least_squares` (``trf``, ``lsmr`` on the sparse Jacobian of
     the same sensitivities): the peer :func:`_levenberg_marquardt` is measured against. Returns
-    ``(v, iterations)``; leaves the Gram matrices of the solution in ``prob``."""
+    ``(v, iterations, converged)``; leaves the Gram matrices of the solution in ``prob``."""
     from scipy.optimize import least_squares
 
     cache: dict[bytes, tuple[np.ndarray, Any]] = {}
@@ -153,7 +153,7 @@ def _scipy_least_squares(prob: _Problem, v: np.ndarray) -> tuple[np.ndarray, int
     sol = least_squares(lambda x: both(x)[0], v, jac=lambda x: both(x)[1], method="trf", tr_solver="lsmr",
                         x_scale="jac", ftol=1e-12, xtol=1e-10, gtol=1e-10, max_nfev=200)
     prob.evaluate(sol.x)
-    return sol.x, int(sol.nfev)
+    return sol.x, int(sol.nfev), bool(sol.status > 0 and not prob.failed)
 
 
 def _normal_blocks(G: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -164,19 +164,21 @@ def _normal_blocks(G: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 def _levenberg_marquardt(prob: "_Problem", v: np.ndarray, max_iter: int = 40,
-                         chi2_tol: float = CHI2_TOL) -> tuple[np.ndarray, int]:
+                         chi2_tol: float = CHI2_TOL) -> tuple[np.ndarray, int, bool]:
     """Levenberg-Marquardt over all parameters with the segments' initial states eliminated by the Schur
     complement at every step (as in bundle adjustment: Triggs et al. 2000), Marquardt's diagonal scaling and
     Nielsen's damping update. One simulation per iteration. Stops, without simulating again, when the
     (nearly undamped) Gauss-Newton model predicts that the next step lowers the cost by less than
     ``chi2_tol`` (noise units): that predicted decrease is the squared distance to the model's optimum in
     standard errors, so every parameter is then within ``sqrt(chi2_tol)`` standard errors of it (usually
-    far less: the distance spreads over all the unknowns). Returns ``(v, iterations)``."""
+    far less: the distance spreads over all the unknowns); a damped step that predicts so little is taken
+    again with less damping, without simulating, before it counts. Returns ``(v, iterations, converged)``: not converged when ``max_iter`` iterations ran out
+    first."""
     prob.evaluate(v)
     if prob.failed:
         raise IdentificationError("grey-box: the model cannot be simulated from the initial guess")
     U, W, ga, V, gb, cost = _normal_blocks(prob.G)
-    mu, nu, it = 1e-5, 2.0, 0
+    mu, nu, it, converged = 1e-5, 2.0, 0, False
     best_G = prob.G.copy()
     for it in range(1, max_iter + 1):
         da = np.einsum("saa->sa", U) * mu + 1e-12
@@ -194,8 +196,12 @@ def _levenberg_marquardt(prob: "_Problem", v: np.ndarray, max_iter: int = 40,
         if not (np.all(np.isfinite(step)) and np.max(np.abs(dth)) < MAX_LOG_STEP):
             mu, nu = mu * nu, nu * 2.0  # a step beyond any plausible change of the parameters: damp more
             continue
-        if predicted < chi2_tol and mu <= 1e-3:
-            break  # (nearly undamped) Gauss-Newton: the optimum is within sqrt(chi2_tol) standard errors
+        if predicted < chi2_tol:
+            if mu <= 1e-3:
+                converged = True
+                break
+            mu = max(mu / 10.0, 1e-3)  # a heavily damped step predicts little anywhere: ask Gauss-Newton again
+            continue  # (nearly undamped) Gauss-Newton: the optimum is within sqrt(chi2_tol) standard errors
         prob.evaluate(trial)
         new = _normal_blocks(prob.G) if not prob.failed else None
         gain = min((cost - new[5]) / max(predicted, 1e-300), 10.0) if new is not None else -1.0  # actual / predicted
@@ -206,7 +212,7 @@ def _levenberg_marquardt(prob: "_Problem", v: np.ndarray, max_iter: int = 40,
         else:
             mu, nu = mu * nu, nu * 2.0
     prob.G = best_G
-    return v, it
+    return v, it, converged
 
 
 def _validate(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None) -> tuple[np.ndarray, float]:
@@ -228,7 +234,8 @@ def _validate(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None) ->
 
 
 def _rates(q: np.ndarray, h: float) -> np.ndarray:
-    """Angular rates from angles by a 2nd-order Savitzky-Golay derivative over 51 ms (no rates measured)."""
+    """Angular rates from angles by a 2nd-order Savitzky-Golay derivative over 51 samples (51 ms at
+    seed 003's 1 kHz; no rates measured)."""
     from scipy.signal import savgol_filter
 
     win = min(51, (q.shape[0] // 2) * 2 - 1)
@@ -279,7 +286,7 @@ def equation_error_guess(t_s: np.ndarray, q: np.ndarray, w: np.ndarray, window_s
 
 
 def _smooth(x: np.ndarray, h: float) -> np.ndarray:
-    """Each channel smoothed by a cubic Savitzky-Golay filter over 51 ms (a better start for the segments'
+    """Each channel smoothed by a cubic Savitzky-Golay filter over 51 samples (51 ms at 1 kHz; a better start for the segments'
     initial states than single noisy samples; the fit moves them to their optimum anyway)."""
     from scipy.signal import savgol_filter
 
@@ -317,8 +324,14 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
         raise IdentificationError(f"grey-box: solver must be 'lm' or 'scipy', got {solver!r}")
     if segment_s is None:
         segment_s = SEGMENT_S if w_meas is not None else SEGMENT_S_ANGLES
+    for name, value in (("sigma_q", sigma_q), ("sigma_w", sigma_w), ("segment_s", segment_s)):
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise IdentificationError(f"grey-box: {name} must be a positive number, got {value!r}")
     pilot = w_meas is None if pilot is None else pilot
     seg = max(int(round(segment_s / h)), 10)
+    if n < seg:
+        raise IdentificationError(f"grey-box: the record ({n} samples, {n * h:g} s) is shorter than one shooting "
+                                  f"segment ({seg} samples, {seg * h:g} s): record longer or give a shorter segment_s")
     starts = np.append(np.arange(0, n - seg // 2, seg), n).astype(np.int64)
     x0s = np.ascontiguousarray(smooth[starts[:-1]])  # segment starts: locally smoothed states
     weights = np.array([1 / sigma_q, 1 / sigma_q, 1 / sigma_w, 1 / sigma_w][:meas.shape[1]])
@@ -332,8 +345,11 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
         prob = _Problem(np.ascontiguousarray(meas[keep]), weights, np.ascontiguousarray(x0s[sub]), st, h, scale,
                         xscale, squared)
         solve = _levenberg_marquardt if solver == "lm" else _scipy_least_squares
-        v, its = solve(prob, np.concatenate([theta, np.zeros(4 * sub.size)]))
+        v, its, converged = solve(prob, np.concatenate([theta, np.zeros(4 * sub.size)]))
         theta, iterations, nfev = v[:8], iterations + its, nfev + prob.evaluations
+    if not converged:
+        raise IdentificationError(f"grey-box: the fit did not converge in {iterations} iterations ({nfev} simulations); "
+                                  "start nearer (guess) or with a pilot fit (pilot=True)")
     U, W, _, V, _, rss = _normal_blocks(prob.G)
     info = V - np.einsum("sab,sac,scd->bd", W, np.linalg.inv(U), W)  # theta's information, initial states eliminated
     dof = max(meas.size - 8 - 4 * prob.nseg, 1)
@@ -372,6 +388,8 @@ def fit_naive(t_s: np.ndarray, q_meas: np.ndarray, x0: np.ndarray, guess10: np.n
     c = coefficients("lagrangian")
     out = np.empty((meas.shape[0], 4))
     x0 = np.asarray(x0, dtype=np.float64)
+    if x0.shape != (4,) or not np.all(np.isfinite(x0)):
+        raise IdentificationError("naive fit: x0 must be the 4 finite initial states (rad, rad, rad/s, rad/s)")
 
     def cost(logz: np.ndarray) -> float:
         z = np.exp(logz)
