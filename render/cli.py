@@ -145,7 +145,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     _positive("--max-force", args.max_force)
     config = LoopConfig(rate_hz=args.rate).checked()
     model = load_model_only(args.model)
-    from hapticam.render.gate import check_for_device
+    from hapticam.render.gate import check_for_device, control_check
     if args.duration is None and not args.realtime:
         args.duration = 2.0
     device = _device(args)
@@ -161,7 +161,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
         session = RenderSession(model, device, config, safety, record=args.record, telemetry=args.telemetry,
                                 control=args.control, simulated_ticks=n, record_dir=args.record_dir,
                                 model_dir=args.model_dir, auth=_auth(args),
-                                check_model=_control_check(lambda: session.loop.model, device.spec, config.rate_hz,
+                                check_model=control_check(lambda: session.loop.model, device.spec, config.rate_hz,
                                                            args.allow_active),
                                 metadata={"source": "hapticam render", "model": args.model,
                                           "device": args.device, "rate_hz": args.rate, "user": args.user,
@@ -226,22 +226,6 @@ def _address(text: str) -> str:
             f"{text!r} is not an address (tcp://HOST:PORT or ipc://PATH; an option's address follows it, and "
             "for its default address put the option after the model)")
     return text
-
-
-def _control_check(current: Any, spec: Any, rate_hz: float, allow_active: bool) -> Any:
-    """What control's model swaps and parameter changes must pass: passive (unless --allow-active), and no
-    stiffer than both the device renders stably and the current model (``current()``) already is."""
-    from hapticam.render.gate import check_for_device, stiffnesses_Npm
-
-    def check(candidate: Any) -> None:
-        check_for_device(candidate, spec, rate_hz, allow_active=allow_active)
-        limit = spec.max_stable_stiffness(rate_hz)
-        stiffest = max((abs(k) for _, k in stiffnesses_Npm(candidate)), default=0.0)
-        before = max((abs(k) for _, k in stiffnesses_Npm(current())), default=0.0)
-        if stiffest > max(limit, before):
-            raise UsageError(f"a stiffness of {stiffest:.4g} N/m is beyond what this device renders stably "
-                             f"({limit:.4g} N/m at {rate_hz:g} Hz); nothing changed")
-    return check
 
 
 def _auth(args: argparse.Namespace) -> Any:

@@ -5,9 +5,11 @@ The interface and its permissions:
 - ``status`` and ``stop`` are answered on the control thread at once (well within 100 ms), whatever
   else is in progress; ``stop`` only raises the loop's stop word, so the render always ends.
 - ``load_model``, ``set_param``, ``record_start`` and ``record_stop`` run on a worker thread, one at a
-  time, each with a deadline (``deadline_s``, 2 s): a request still running then is answered with an
-  error and abandoned; it can no longer change anything (its model is never installed), and until it
-  returns, further such requests are answered "busy".
+  time, each with a deadline (``deadline_s``, 2 s) on its preparation (reading, validating, checking): a
+  request still preparing then is answered with an error and abandoned; it can no longer change anything
+  (its model is never installed), and until it returns, further such requests are answered "busy". Once a
+  request commits (installs its model, starts or stops a recording) it is carried out and answered,
+  which for a model swap may take up to the loop's own swap wait (2 s) more.
 - Files are named, never given as paths: ``record_start`` writes only ``NAME`` inside the recording
   folder fixed at start, and never over an existing file; ``load_model`` reads only ``NAME`` inside the
   model folder fixed at start, or a bundled ``example:NAME``.
@@ -179,7 +181,9 @@ class ControlServer(threading.Thread):
             pass
 
     def halt(self) -> None:
-        """Stop answering (the worker, if stuck, is abandoned: it can change nothing any more)."""
+        """Stop answering (the worker, if stuck before it committed, is abandoned: it can change nothing any
+        more; one that committed finishes its change, and the session's final ``Recorder.stop`` refuses a
+        recording it would start late). The socket is closed, also when the thread never ran."""
         self._halt.set()
         job = self._job
         if job is not None:
@@ -187,6 +191,8 @@ class ControlServer(threading.Thread):
                 job.cancelled = not job.committed
         if self.is_alive():
             self.join()
+        elif not self.socket.closed:
+            self.socket.close()
 
     # -- requests -------------------------------------------------------------------------------------
     def handle(self, data: bytes) -> dict[str, Any]:
@@ -323,8 +329,17 @@ def request(address: str, message: dict[str, Any], timeout_s: float = 5.0,
         secure_client(sock, auth)
         sock.connect(address)
         sock.send(msgpack.packb(message, use_bin_type=True))
-        return msgpack.unpackb(sock.recv(), raw=False)
+        raw = sock.recv()
     except zmq.Again:
         raise ControlError(f"no reply from {address} within {timeout_s:g} s") from None
+    except zmq.ZMQError as exc:
+        raise ControlError(f"control {address}: {exc}") from None
     finally:
         sock.close()
+    try:
+        reply = msgpack.unpackb(raw, raw=False)
+    except (ValueError, TypeError) as exc:       # msgpack's unpacking errors are ValueErrors
+        raise ControlError(f"control {address}: the reply is not a msgpack message ({exc})") from None
+    if not isinstance(reply, dict):
+        raise ControlError(f"control {address}: the reply is not a mapping")
+    return reply

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from hapticam.devices.base import DeviceSpec
 from hapticam.errors import UsageError
@@ -58,3 +58,19 @@ def check_for_device(model: Model, spec: DeviceSpec, rate_hz: float, *, allow_ac
                         f"renders stably at {rate_hz:g} Hz (2 b / T, b = {spec.damping_N_s_per_m:g} N s/m): "
                         "expect saturation or added damping")
     return warnings
+
+
+def control_check(current: Callable[[], Model], spec: DeviceSpec, rate_hz: float, allow_active: bool = False
+                  ) -> Callable[[Model], None]:
+    """What control's model swaps and parameter changes must pass (raises :class:`UsageError`): passive
+    (unless ``allow_active``), and no stiffer than both the device renders stably at ``rate_hz`` (Hz) and the
+    current model (``current()``) already is (N/m)."""
+    def check(candidate: Any) -> None:
+        check_for_device(candidate, spec, rate_hz, allow_active=allow_active)
+        limit = spec.max_stable_stiffness(rate_hz)
+        stiffest = max((abs(k) for _, k in stiffnesses_Npm(candidate)), default=0.0)
+        before = max((abs(k) for _, k in stiffnesses_Npm(current())), default=0.0)
+        if stiffest > max(limit, before):
+            raise UsageError(f"a stiffness of {stiffest:.4g} N/m is beyond what this device renders stably "
+                             f"({limit:.4g} N/m at {rate_hz:g} Hz); nothing changed")
+    return check

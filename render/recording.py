@@ -102,6 +102,7 @@ class Recorder:
         self.path: Path | None = None
         self.ticks = 0
         self.flushes = 0
+        self._closed = False
 
     @property
     def active(self) -> bool:
@@ -114,6 +115,8 @@ class Recorder:
             raise RenderError(f"{p.name} exists; choose another name")
         part = partial_path(p)
         with self._lock:
+            if self._closed:
+                raise RenderError("the session has ended: nothing more is recorded")
             if self.path is not None:
                 raise RenderError(f"already recording to {self.path}")
             try:
@@ -150,9 +153,11 @@ class Recorder:
         self._last_flush = time.monotonic()
         self.flushes += 1
 
-    def stop(self, extra_metadata: dict[str, Any] | None = None) -> tuple[Path, int] | None:
-        """Complete the recording; returns ``(path, ticks)`` or ``None`` if not recording."""
+    def stop(self, extra_metadata: dict[str, Any] | None = None, *, final: bool = False) -> tuple[Path, int] | None:
+        """Complete the recording; returns ``(path, ticks)`` or ``None`` if not recording. ``final``: the
+        session ends, and ``start`` refuses from now on."""
         with self._lock:
+            self._closed = self._closed or final
             if self._fh is None:
                 return None
             fh, part, path, n = self._fh, self._partial, self.path, self.ticks

@@ -77,6 +77,10 @@ class RenderSession:
         self.hygiene = hygiene and config.realtime
         if simulated_ticks is not None and config.ring_capacity <= simulated_ticks:
             config = replace(config, ring_capacity=simulated_ticks + 1)
+        if control and check_model is None:     # control never swaps in what the command line would refuse
+            from hapticam.render.gate import control_check
+
+            check_model = control_check(lambda: self.loop.model, device.spec, config.rate_hz)
         if safety is not None and safety.passivity:
             check_model = _with_passivity_check(check_model, device, config.rate_hz)
             check_model(model)
@@ -156,7 +160,7 @@ class RenderSession:
                     self._close_sockets()
                     recording = self.recorder.stop({"ticks_lost": self.pump.reader.lost,
                                                     "safety_interventions": self.loop.stats().interventions,
-                                                    **({"stopped_by": got[0]} if got else {})})
+                                                    **({"stopped_by": got[0]} if got else {})}, final=True)
         finally:
             _restore_handlers(previous)
             hygiene = clock.release_hygiene()

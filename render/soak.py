@@ -6,7 +6,8 @@ One render session (``example:linear-key`` on the simulated device, real time, 1
 - telemetry published, with one subscriber that keeps up and one that connects and never reads;
 - ``clients`` control clients sending 100 requests a second between them (status, valid and refused
   parameter changes, hostile names and malformed messages);
-- a model swap every second (alternating two bundled models);
+- a model swap every second, alternating two bundled models through the command line's check: the stiffer
+  one is refused while the softer is loaded (the refusals are counted by reason), so every other swap installs;
 - every tick recorded.
 
 Reported: ticks, deadline misses, lateness p99 and maximum, the slowest ``status`` reply, resident memory
@@ -16,6 +17,7 @@ subscriber received), request counts, and whether the recording holds every tick
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import socket
@@ -30,9 +32,13 @@ import msgpack
 import numpy as np
 import zmq
 
-from hapticam.errors import HapticError
+from hapticam.errors import HapticError, UsageError
 
 SWAP_MODELS = ("example:linear-key", "example:tactile-key")
+DESCRIPTION = ("A long real-time render under control requests, telemetry and model swaps: one session on the "
+               "simulated device with a keeping-up and a stalled telemetry subscriber, control clients sending "
+               "100 requests a second, a model swap every second and every tick recorded; reports deadline "
+               "misses, lateness, reply times, memory growth, telemetry and whether the recording is complete.")
 
 
 def _free_address() -> str:
@@ -62,20 +68,25 @@ class _Client(threading.Thread):
         self.rng = random.Random(seed)
         self.counts = {"sent": 0, "ok": 0, "refused": 0, "timeouts": 0}
         self.timed_out: dict[str, int] = {}
+        self.ok_by_kind: dict[str, int] = {}
         self.status_ms: list[float] = []
 
-    def _message(self) -> bytes:
+    def _message(self) -> tuple[str, bytes]:
+        """(kind, message): ``status``; ``set_param`` (a valid change of the end-stops' damping, N s/m);
+        ``too_stiff`` (1e30 N/m, refused); ``hostile_name`` (a path for a recording, refused); ``malformed``."""
         r = self.rng.random()
         if r < 0.5:
-            return msgpack.packb({"cmd": "status"})
+            return "status", msgpack.packb({"cmd": "status"})
         if r < 0.7:
-            return msgpack.packb({"cmd": "set_param", "name": "components.2.parameters.b_Nspm",
-                                  "value": self.rng.choice([0.8, 1.0, 1.2])})
+            return "set_param", msgpack.packb({"cmd": "set_param", "name": "components.1.parameters.b_Nspm",
+                                               "value": self.rng.choice([0.8, 1.0, 1.2])})
         if r < 0.8:
-            return msgpack.packb({"cmd": "set_param", "name": "components.2.parameters.k_Npm", "value": 1e30})
+            return "too_stiff", msgpack.packb({"cmd": "set_param", "name": "components.1.parameters.k_Npm",
+                                               "value": 1e30})
         if r < 0.9:
-            return msgpack.packb({"cmd": "record_start", "name": self.rng.choice(["../x.csv", "/tmp/x.csv"])})
-        return os.urandom(self.rng.randint(1, 64))
+            return "hostile_name", msgpack.packb({"cmd": "record_start",
+                                                  "name": self.rng.choice(["../x.csv", "/tmp/x.csv"])})
+        return "malformed", os.urandom(self.rng.randint(1, 64))
 
     def run(self) -> None:
         ctx = zmq.Context.instance()
@@ -87,13 +98,15 @@ class _Client(threading.Thread):
         sock.connect(self.address)
         next_t = time.monotonic()
         while not self.stop_event.is_set():
-            msg = self._message()
+            kind, msg = self._message()
             cmd = _cmd_of(msg)
             t0 = time.monotonic()
             try:
                 sock.send(msg)
                 reply = msgpack.unpackb(sock.recv(), raw=False)
                 self.counts["ok" if reply.get("ok") else "refused"] += 1
+                if reply.get("ok"):
+                    self.ok_by_kind[kind] = self.ok_by_kind.get(kind, 0) + 1
                 if reply.get("cmd") == "status":
                     self.status_ms.append((time.monotonic() - t0) * 1e3)
             except zmq.ZMQError:
@@ -102,7 +115,7 @@ class _Client(threading.Thread):
                 self.counts["timeouts"] += 1
                 self.timed_out[cmd] = self.timed_out.get(cmd, 0) + 1
             self.counts["sent"] += 1
-            next_t += self.period_s
+            next_t = max(next_t + self.period_s, time.monotonic())     # after a timeout: no burst to catch up
             time.sleep(max(0.0, next_t - time.monotonic()))
         sock.close()
 
@@ -152,6 +165,10 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
     from hapticam.render.session import RenderSession
 
     folder = Path(out_dir or tempfile.mkdtemp(prefix="hapticam-soak-"))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {folder}: cannot create the folder ({exc.strerror or exc})") from exc
     record = folder / f"soak-{os.getpid()}.csv"
     telemetry, control = _free_address(), _free_address()
     session = RenderSession(load_model_only(SWAP_MODELS[0]), open_device("sim", user=press(0.0037, 1.0).repeating()),
@@ -161,7 +178,7 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
     sub_thread, received, stalled = _subscribers(telemetry, stop)
     workers = [_Client(control, request_rate_hz / clients, stop, seed=i) for i in range(clients)]
     memory: list[tuple[float, float]] = []
-    swaps = {"ok": 0, "refused": 0}
+    swaps: dict[str, Any] = {"ok": 0, "refused": 0, "reasons": {}}
 
     def background() -> None:
         from hapticam.render.control import request
@@ -175,10 +192,15 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
         while not stop.wait(1.0):
             k += 1
             try:
-                ok = request(control, {"cmd": "load_model", "name": SWAP_MODELS[k % 2]}, timeout_s=3.0)["ok"]
-            except HapticError:
-                ok = False
-            swaps["ok" if ok else "refused"] += 1
+                reply = request(control, {"cmd": "load_model", "name": SWAP_MODELS[k % 2]}, timeout_s=3.0)
+            except HapticError as exc:
+                if stop.wait(0.0) or not session.loop.running:      # in flight as the session ended
+                    break
+                reply = {"ok": False, "error": str(exc)}
+            swaps["ok" if reply.get("ok") else "refused"] += 1
+            if not reply.get("ok"):
+                reason = str(reply.get("error", "?")).split(":")[0][:40]
+                swaps["reasons"][reason] = swaps["reasons"].get(reason, 0) + 1
             if k % 10 == 1:
                 memory.append((time.monotonic() - t0, rss_mb()))
                 progress(f"{time.monotonic() - t0:.0f} s: {session.loop.ticks} ticks, RSS {memory[-1][1]:.1f} MB")
@@ -188,25 +210,24 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
         report = session.run(minutes * 60.0, realtime=True)
     finally:
         stop.set()
-        memory.append((float("nan"), rss_mb()))
         for th in (bg, sub_thread, *workers):
             if th.is_alive():
                 th.join(5.0)
+        memory.append((float("nan"), rss_mb()))         # the end sample, after every thread that samples
         stalled.close()
     return _results(minutes, report, received, workers, swaps, memory, record)
 
 
 def _results(minutes: float, report: Any, received: dict[str, int], workers: list[_Client],
              swaps: dict[str, int], memory: list[tuple[float, float]], record: Path) -> dict[str, Any]:
-    from hapticam.capture_io import load_capture
-
     st = report.stats
-    cap = load_capture(record, detect=False)
-    ticks_recorded = int(cap.t_s.size)
+    ticks_recorded, finite = scan_recording(record)
     status = np.array([ms for w in workers for ms in w.status_ms])
     requests = {k: sum(w.counts[k] for w in workers) for k in ("sent", "ok", "refused", "timeouts")}
     requests["timed_out_by_cmd"] = {c: sum(w.timed_out.get(c, 0) for w in workers)
                                     for c in sorted({c for w in workers for c in w.timed_out})}
+    requests["ok_by_kind"] = {c: sum(w.ok_by_kind.get(c, 0) for w in workers)
+                              for c in sorted({c for w in workers for c in w.ok_by_kind})}
     return {
         "minutes": minutes, "ticks": st.ticks, "misses": st.misses, "skipped": st.skipped,
         "lateness_p99_us": st.lateness_p99_us, "lateness_p999_us": st.lateness_p999_us,
@@ -218,12 +239,30 @@ def _results(minutes: float, report: Any, received: dict[str, int], workers: lis
         "rss_first_mb": memory[0][1] if memory else float("nan"), "rss_end_mb": memory[-1][1],
         "rss_growth_mb": (memory[-1][1] - memory[0][1]) if memory else float("nan"),
         "telemetry_sent": report.telemetry_sent, "telemetry_dropped": report.telemetry_dropped,
-        "subscriber_received": received["batches"], "lost_ticks": report.lost_ticks,
+        "subscriber_received": received["batches"], "subscriber_ticks": received["ticks"],
+        "lost_ticks": report.lost_ticks,
         "recording": str(record), "ticks_recorded": ticks_recorded,
         "recording_complete": ticks_recorded == st.ticks and report.lost_ticks == 0,
         "interventions": {k: v for k, v in st.interventions.items() if v}, "fault": st.fault,
-        "hygiene": report.hygiene, "finite_forces": bool(np.all(np.isfinite(cap.f_N))),
+        "hygiene": report.hygiene, "finite_forces": finite,
     }
+
+
+def scan_recording(path: Path) -> tuple[int, bool]:
+    """(data rows, every force finite) of a session recording, read a line at a time: a day's soak records
+    gigabytes, beyond what a capture is loaded whole for."""
+    rows, finite, column = 0, True, None
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("#"):
+                continue
+            fields = line.rstrip("\n").split(",")
+            if column is None:
+                column = fields.index("force_N")
+                continue
+            rows += 1
+            finite = finite and math.isfinite(float(fields[column]))
+    return rows, finite
 
 
 def format_soak(r: dict[str, Any]) -> str:
@@ -238,9 +277,10 @@ def format_soak(r: dict[str, Any]) -> str:
         f"{q['timed_out_by_cmd'] or ''}); "
         f"status replies p99 {r['status_reply_p99_ms']:.1f} ms, max {r['status_reply_max_ms']:.1f} ms "
         f"({r['status_replies_over_100ms']} over 100 ms); model swaps {r['model_swaps']['ok']} ok, "
-        f"{r['model_swaps']['refused']} refused",
+        f"{r['model_swaps']['refused']} refused {r['model_swaps']['reasons'] or ''}",
         f"telemetry: {r['telemetry_sent']} batches sent, {r['telemetry_dropped']} dropped (stalled subscriber); "
-        f"the subscriber keeping up received {r['subscriber_received']}",
+        f"the subscriber keeping up received {r['subscriber_received']} ({r['subscriber_ticks']} of "
+        f"{r['ticks']} ticks)",
         f"memory: RSS {r['rss_first_mb']:.1f} MB at the first sample, {r['rss_end_mb']:.1f} MB at the end "
         f"(growth {r['rss_growth_mb']:+.1f} MB)",
         f"recording: {r['ticks_recorded']} of {r['ticks']} ticks ({'complete' if r['recording_complete'] else 'INCOMPLETE'}), "
@@ -251,7 +291,7 @@ def format_soak(r: dict[str, Any]) -> str:
 def register_soak(bench: Any) -> None:
     """Add ``hapticam bench soak`` to the bench group."""
     b = bench.add_parser("soak", help="a long real-time render under control requests, telemetry and model swaps",
-                         description=__doc__.split("\n\n")[1].replace("\n", " "))
+                         description=DESCRIPTION)
     b.add_argument("--minutes", type=float, default=30.0, help="how long to run (default 30)")
     b.add_argument("--clients", type=int, default=4, help="control clients sharing 100 requests/s (default 4)")
     b.add_argument("--out", metavar="DIR", default=None, help="folder for the recording (default: a temporary one)")

@@ -140,8 +140,16 @@ def test_control_requests_and_hostile_input(tmp_path):
         st = request(ctrl, {"cmd": "status"})
         assert st["ok"] and st["ticks"] > 50 and st["model"] == "composite"
         # a valid model swap, a parameter change, a recording
+        # (the hand-made tactile key's bottom-out wall is stiffer than this device renders stably: refused, as
+        # the command line refuses it, and accepted within the device's bound)
+        source = (Path(__file__).parent / "data" / "models" / "hand-tactile-key.yaml").read_text()
+        stiff = tmp_path / "stiff.yaml"
+        save_model(stiff, load_model_only(Path(__file__).parent / "data" / "models" / "hand-tactile-key.yaml"))
+        refused = request(ctrl, {"cmd": "load_model", "name": stiff.name})
+        assert not refused["ok"] and "renders stably" in refused["error"]
         path = tmp_path / "tactile.yaml"
-        save_model(path, load_model_only(Path(__file__).parent / "data" / "models" / "hand-tactile-key.yaml"))
+        assert "k_Npm: 1000000.0" in source
+        path.write_text(source.replace("k_Npm: 1000000.0", "k_Npm: 2000.0"))
         assert request(ctrl, {"cmd": "load_model", "name": path.name})["ok"]
         assert request(ctrl, {"cmd": "set_param", "name": "components.1.parameters.Fc_N", "value": 0.02})["ok"]
         rec = tmp_path / "rec.csv"
