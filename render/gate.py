@@ -18,21 +18,43 @@ from hapticam.models.base import Model
 from hapticam.models.passivity import check_passivity
 
 
-def stiffnesses_Npm(model: Model) -> list[tuple[str, float]]:
-    """Every stiffness parameter of the model (keys ending in ``_Npm``, N/m) with its path."""
+def stiffnesses_Npm(model: Model, at_force_N: float | None = None) -> list[tuple[str, float]]:
+    """Every stiffness the handle feels (keys ending in ``_Npm``, N/m) with its path.
+
+    Two parameters named ``_Npm`` are not N/m on the handle: a coupled hybrid key's inner stiffnesses act
+    on its simulated key, so only the coupling (``coupling_k_Npm``) reaches the handle; and a Hunt-Crossley
+    law ``F = k d^n`` (``law: hunt-crossley``, n > 1) holds k in N/m^n. With ``at_force_N`` (N, the device's
+    peak force) such a k is given as its local stiffness where it reaches that force,
+    ``dF/dd = n k d^(n-1) = n F / d_F`` with ``d_F = (F / k)^(1 / n)``: its largest over the forces the
+    device can render. Without it, k is given as it is."""
     found: list[tuple[str, float]] = []
+
+    def number(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    def join(path: str, key: Any) -> str:
+        return f"{path}.{key}" if path else str(key)
 
     def walk(node: Any, path: str) -> None:
         if isinstance(node, dict):
+            coupling = node.get("coupling_k_Npm")
+            if number(coupling) and coupling > 0:
+                found.append((join(path, "coupling_k_Npm"), float(coupling)))
+                return
+            k, n = node.get("k_Npm"), node.get("n")
+            if node.get("law") == "hunt-crossley" and at_force_N and number(k) and number(n) and n > 1 and k > 0:
+                depth = (at_force_N / k) ** (1.0 / n)
+                found.append((join(path, "k_Npm") + f" (local, at {at_force_N:g} N)", n * at_force_N / depth))
+                node = {key: value for key, value in node.items() if key != "k_Npm"}
             for key, value in node.items():
-                walk(value, f"{path}.{key}" if path else str(key))
+                walk(value, join(path, key))
         elif isinstance(node, list):
-            if path.endswith("_Npm") and all(isinstance(v, (int, float)) for v in node):
+            if path.endswith("_Npm") and all(number(v) for v in node):
                 found.extend((f"{path}[{i}]", float(v)) for i, v in enumerate(node))
             else:
                 for i, value in enumerate(node):
                     walk(value, f"{path}[{i}]")
-        elif path.endswith("_Npm") and isinstance(node, (int, float)) and not isinstance(node, bool):
+        elif path.endswith("_Npm") and number(node):
             found.append((path, float(node)))
 
     walk(model.to_dict(), "")
@@ -52,7 +74,7 @@ def check_for_device(model: Model, spec: DeviceSpec, rate_hz: float, *, allow_ac
                                "--allow-active, or pass --allow-active to render it anyway")
         warnings.extend(f"not passive: {issue}" for issue in report.issues)
     limit = spec.max_stable_stiffness(rate_hz)
-    worst = max(stiffnesses_Npm(model), key=lambda item: abs(item[1]), default=None)
+    worst = max(stiffnesses_Npm(model, spec.max_force_N), key=lambda item: abs(item[1]), default=None)
     if worst is not None and abs(worst[1]) > limit:
         warnings.append(f"stiffness {worst[0]} = {worst[1]:.4g} N/m exceeds the {limit:.4g} N/m this device "
                         f"renders stably at {rate_hz:g} Hz (2 b / T, b = {spec.damping_N_s_per_m:g} N s/m): "
@@ -68,8 +90,8 @@ def control_check(current: Callable[[], Model], spec: DeviceSpec, rate_hz: float
     def check(candidate: Any) -> None:
         check_for_device(candidate, spec, rate_hz, allow_active=allow_active)
         limit = spec.max_stable_stiffness(rate_hz)
-        stiffest = max((abs(k) for _, k in stiffnesses_Npm(candidate)), default=0.0)
-        before = max((abs(k) for _, k in stiffnesses_Npm(current())), default=0.0)
+        stiffest = max((abs(k) for _, k in stiffnesses_Npm(candidate, spec.max_force_N)), default=0.0)
+        before = max((abs(k) for _, k in stiffnesses_Npm(current(), spec.max_force_N)), default=0.0)
         if stiffest > max(limit, before):
             raise UsageError(f"a stiffness of {stiffest:.4g} N/m is beyond what this device renders stably "
                              f"({limit:.4g} N/m at {rate_hz:g} Hz); nothing changed")

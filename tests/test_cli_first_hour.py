@@ -85,6 +85,29 @@ def test_render_warns_about_a_stiffness_the_device_cannot_render_stably(capsys):
     assert not any("exceeds" in w for w in check_for_device(model, spec, 10_000.0))
 
 
+def test_the_gate_reads_the_stiffness_the_handle_feels() -> None:
+    """A Hunt-Crossley wall's k is N/m^1.5: at the device's peak force F its local stiffness is n F / d_F, checked
+    here against a central difference of the law itself; a coupled hybrid key's inner stiffnesses act on its
+    simulated key, so the handle feels the coupling alone."""
+    from hapticam.devices.sim import SimParams
+    from hapticam.models.contact import Contact
+    from hapticam.models.files import load_model_only
+    from hapticam.render.gate import check_for_device, stiffnesses_Npm
+
+    spec = SimParams().spec()                                  # 8 N peak, 4000 N/m at 1 kHz
+    wall = Contact(law="hunt-crossley", x_c_m=0.004, k_Npm=1.0e6, b_Nspm=0.0, n=1.5)
+    depth = (spec.max_force_N / 1.0e6) ** (1.0 / 1.5)
+    h = 1e-9
+    local = 1.0e6 * ((depth + h) ** 1.5 - (depth - h) ** 1.5) / (2.0 * h)
+    (name, k), = stiffnesses_Npm(wall, spec.max_force_N)
+    assert k == pytest.approx(local, rel=1e-6) and "local, at 8 N" in name
+    assert k == pytest.approx(30_000.0, rel=0.01)              # not 1e6
+    assert stiffnesses_Npm(wall) == [("k_Npm", 1.0e6)]         # without a force: as written
+    piano = load_model_only("example:piano-key")               # coupled: contact 5e6, keybed 1e5 inside
+    assert stiffnesses_Npm(piano, spec.max_force_N) == [("coupling_k_Npm", piano.coupling_k_Npm)]
+    assert not any("exceeds" in w for w in check_for_device(piano, spec, 1000.0))
+
+
 @pytest.mark.parametrize("argv, message", [
     (["render", "example:linear-key", "--duration", "inf"], "finite"),
     (["render", "example:linear-key", "--simulated-clock", "--duration", "1e7"], "ticks"),
