@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from hapticam.cli import main
+from hapticam.errors import IdentificationError
 from hapticam.devices.excitations import make_excitation
 from hapticam.devices.piano_key import KeyStrokes
 from hapticam.devices.probe import ProbeSpec, probe
@@ -115,6 +116,41 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path, monke
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_slow_stroke_alone_keeps_the_key_mass_at_its_prior_and_says_so(drawn):
+    """A slow press has no acceleration to tell the key's mass by (it fitted -0.0085 +- 0.0015 kg before)."""
+    target, caps, _fit = drawn
+    from hapticam.identify.hybrid.key_fit import PRIORS
+
+    fit = identify_hybrid_key([c for c in caps if c[0] == "slow"])
+    assert fit.values["key_mass_kg"] == PRIORS["key_mass_kg"] and "key_mass_kg" in fit.fixed
+    assert "key_mass_kg" not in fit.std_errors
+
+
+def test_slow_strokes_that_miss_let_off_or_the_keybed_are_named_in_either_order(drawn):
+    target, caps, _fit = drawn
+    slow = next(c for c in caps if c[0] == "slow")
+    lo, hi = target.probe_range_m()
+    for name, depth, message in (("shallow", 0.5 * target.let_off_m, "no let-off found"),
+                                 ("no-keybed", 0.5 * (target.let_off_m + target.keybed_m), "without pressing into")):
+        cap = probe(target, make_excitation("triangle", lo, lo + depth, 4.0), sample_rate_hz=RATE_HZ, seed=1)
+        short = (name, cap.t_s, cap.x_m, cap.f_N, "triangle")
+        for order in ([short, slow], [slow, short]):
+            with pytest.raises(IdentificationError, match=f"{name}: slow stroke: .*{message}"):
+                identify_hybrid_key(order)
+
+
+def test_the_same_capture_twice_is_refused(tmp_path, capsys):
+    from hapticam.capture_io import save_capture
+    from hapticam.capture import Capture
+
+    name, t, x, f, kind = captures_of(get_target("hybrid-key"))[0]
+    path = tmp_path / "slow.npz"
+    save_capture(path, Capture.from_arrays(t, x, f, metadata={"excitation": {"kind": kind}}))
+    assert main(["identify", "hybrid-key", str(path), str(tmp_path / "." / "slow.npz"), "-o",
+                 str(tmp_path / "k.yaml")]) == 2
+    assert "given twice" in capsys.readouterr().err and not (tmp_path / "k.yaml").exists()
 
 
 def test_bench_peer_solve_ivp_simulates_the_same_key():

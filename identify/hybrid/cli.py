@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,10 @@ def _kind(capture: Any) -> str | None:
     return exc.get("kind") if isinstance(exc, dict) else None
 
 
+#: a capture the identified model reproduces worse than this (%, 100 Hz) is named in a warning
+POOR_FIT_PERCENT = 50.0
+
+
 def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     from hapticam.capture_io import load_capture
     from hapticam.identify.hybrid.key_fit import identify_hybrid_key
@@ -77,13 +82,18 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     _positive("--probe-damping", args.probe_damping, allow_zero=True)
     _positive("--device-damping", args.device_damping)
     _positive("--render-rate", args.render_rate)
-    captures, names = [], []
+    captures, names, seen, paths = [], [], set(), {}
     for path in args.captures:
+        if Path(path).resolve() in seen:
+            raise UsageError(f"{path}: given twice (each capture counts once)")
+        seen.add(Path(path).resolve())
         cap = load_capture(path)
-        keep = cap.valid
         name = Path(path).name if Path(path).name not in names else path
         names.append(name)
-        captures.append((name, cap.t_s[keep], cap.x_m[keep], cap.f_N[keep], _kind(cap)))
+        paths[name] = path
+        # every sample, on the capture's uniform clock: what the dropout check flags in a key's capture is
+        # most often a landing's spike, and the fit's time base needs the samples evenly spaced
+        captures.append((name, cap.t_s, cap.x_m, cap.f_N, _kind(cap)))
     tip = None if args.probe_stiffness is None else (args.probe_stiffness, args.probe_damping)
     fit = identify_hybrid_key(captures, probe_tip=tip)
     v = fit.values
@@ -107,6 +117,12 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
                "beside_the_key": fit.extra,
                "fixed": fit.fixed, "fit_percent_100Hz": fit.fit_percent, "coupling": {"k_Npm": kc, "b_Nspm": bc},
                "notes": fit.notes}
+    poor = {name: pct for name, pct in fit.fit_percent.items() if not pct >= POOR_FIT_PERCENT}
+    for name, pct in poor.items():
+        print(f"warning: {name}: the model reproduces this capture at {pct:.1f} % (100 Hz, below "
+              f"{POOR_FIT_PERCENT:g} %): check it with 'hapticam verify {out} {paths.get(name, name)}' before rendering; a key's "
+              "impacts need captures at 10 kHz or more", file=sys.stderr)
+    summary["poor_fits"] = poor
     if args.json:
         print(json.dumps(json_safe(summary)))
         return 0

@@ -131,7 +131,9 @@ def correlation_inflation(r: np.ndarray, max_lag: int = 200) -> float:
 
 def _static_errors(slow: Prepared, values: dict[str, float]) -> dict[str, float]:
     """Standard errors of the slow stroke's nonlinear parameters from the Jacobian of its simulated,
-    low-passed force (every 10th sample of the low-passed residual: about independent); with a hammer rail
+    low-passed force (sampled at 10 times the cut-off; the low-passed residual is correlated over several of
+    those samples and over the model's misfit, so the variance is inflated by :func:`correlation_inflation`
+    of the residual, as in :func:`linear_terms`); with a hammer rail
     the jack pickup takes the repetition point's place (the jack slips back there)."""
     free = tuple(("jack_pickup_m" if n == "repetition_m" else n) for n in STATIC_FREE) \
         if values.get("hammer_rail") else STATIC_FREE
@@ -145,7 +147,8 @@ def _static_errors(slow: Prepared, values: dict[str, float]) -> dict[str, float]
 
     z = np.array([values[n] for n in free])
     _, se = jacobian_errors(residual, z)
-    return dict(zip(free, (float(s) for s in se)))
+    inflation = correlation_inflation(residual(z))
+    return dict(zip(free, (float(s) * math.sqrt(inflation) for s in se)))
 
 
 def key_force_terms(prep: Prepared, values: dict[str, float], phase: str
@@ -281,11 +284,15 @@ def _group(captures: Captures) -> tuple[dict[str, list[Prepared]], dict[str, str
     groups: dict[str, list[Prepared]] = {"slow": [], "bounce": [], "stroke": [], "periodic": []}
     let_off = None
     for name, t, x, f, kind in sorted(captures, key=lambda c: roles[c[0]] != "slow"):
-        if let_off is not None:
+        if roles[name] == "slow":         # each slow stroke must show the whole press: the first one is used
+            try:
+                found = static_estimates(t, x, f, FIXED_DEFAULTS["gravity_mps2"]).let_off_m
+            except IdentificationError as exc:
+                raise IdentificationError(f"{name}: {exc}") from None
+            let_off = found if let_off is None else let_off
+        else:
             roles[name] = classify(t, x, let_off, kind)
         groups[roles[name]].append(prepare(name, roles[name], t, x, f))
-        if let_off is None:
-            let_off = static_estimates(t, x, f, FIXED_DEFAULTS["gravity_mps2"]).let_off_m
     return groups, roles
 
 
@@ -341,9 +348,10 @@ def identify_hybrid_key(captures: Captures, *,
         values["string_height_m"] = values["lever_ratio"] * values["keybed_m"] + 0.02
         fixed["string_height_m"] = "no stroke reached the string: kept out of reach"
     dynamic = groups["stroke"] + groups["periodic"]
-    lin, lin_se = linear_terms(dynamic or groups["slow"], values, ("key_mass_kg",), "flight")
-    values.update(lin)
-    se.update(lin_se)
+    if dynamic:                       # a slow stroke has no acceleration to tell the key's mass by
+        lin, lin_se = linear_terms(dynamic, values, ("key_mass_kg",), "flight")
+        values.update(lin)
+        se.update(lin_se)
     _keybed(groups["slow"], values, se)
     say("slow stroke and strokes: key mass and keybed by least squares on the simulated hammer")
     alpha = math.nan

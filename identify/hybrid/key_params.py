@@ -210,5 +210,5 @@ def describe_roles() -> dict[str, Any]:
         "stroke": "strokes at graded speeds: hammer flight after let-off (lever ratio, hammer mass), key mass, "
                   "string height and restitution (when the hammer reaches it), keybed damping",
         "bounce": "key oscillation below let-off with the hammer bouncing on the jack: contact stiffness k and "
-                  "damping b (Hunt-Crossley, n fixed), key mass",
+                  "damping b (Hunt-Crossley, n fixed)",
         "periodic": "long periodic excitation: every parameter together (prediction-error fit)"}

@@ -168,6 +168,9 @@ def static_estimates(t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray, gravity_
     t_f = (b - a) * dt
     check_drop = 0.5 * gravity_mps2 * t_f * t_f           # d_c = g t_f^2 / 2 (fall onto the rising backcheck)
     x_kb, k_kb = _keybed_line(e, xs, x_m, press, top, x_l, weight, noise, hi)
+    if not k_kb > 0.0:
+        raise IdentificationError(f"slow stroke: it turns at {1e3 * hi:.3f} mm without pressing into the keybed "
+                                  "(no steep rise at the end of the press): press it onto the keybed")
     friction, x_r, level, notes = _release(e, xs, x_m, top, x_l, lo, hi, weight, noise)
     two_steps = [i for i, n in enumerate(notes) if n.startswith("release: the weight")]
     rail = _rail(e, xs, top, x_l, lo, weight, friction, dt) if two_steps else None
