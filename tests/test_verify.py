@@ -128,14 +128,30 @@ def test_cli_report_files_and_table(tmp_path: Path, capsys: pytest.CaptureFixtur
     (["verify", "missing.yaml", "cap.csv"], "no such file"),
     (["verify", "example:linear-key", "cap.csv", "--rate", "0"], "--rate"),
     (["verify", "example:linear-key", "cap.csv", "--force-weber", "nan"], "--force-weber"),
+    (["verify", "example:linear-key", "cap.csv", "--report", "cap.csv/sub"], "cannot make the folder"),
+    (["verify", "example:linear-key", "cap.csv", "--report", "rep"], "verify.png there is a folder"),
+    (["verify", "example:linear-key", "cap.csv", "--speedup", "1e-6"], "ticks"),
+    (["verify", "example:linear-key", "flat.csv"], "the force never changes"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     monkeypatch.chdir(tmp_path)
     save_capture(tmp_path / "cap.csv", _triangle_capture(lambda x: 0.3 + 50 * x))
+    save_capture(tmp_path / "flat.csv", _triangle_capture(lambda x: 0.3 + 0.0 * x))
+    (tmp_path / "rep" / "verify.png").mkdir(parents=True)
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "rep" / "verify.json").exists()          # nothing half-written
+
+
+def test_a_rendering_clipped_by_the_force_limit_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    """The Cherry MX Red peaks at 1.195 N: on a 0.9 N device its bottom-out is the limit's, not the key's."""
+    red = SWITCHES / "Cherry-MX-Red.csv"
+    assert main(["verify", "example:linear-key", str(red), "--max-force", "0.9"]) == 1
+    out = capsys.readouterr().out
+    assert "force limit (0.9 N) clipped the rendering" in out and "fit, pressing (%)" in out
+    assert main(["verify", "example:linear-key", str(red)]) == 0
 
 
 @pytest.mark.parametrize("target", ["linear-switch", "tactile-switch", "clicky-switch"])

@@ -62,8 +62,9 @@ def _kind(capture: Any) -> str | None:
     return exc.get("kind") if isinstance(exc, dict) else None
 
 
-#: a capture the identified model reproduces worse than this (%, 100 Hz) is named in a warning
-POOR_FIT_PERCENT = 50.0
+#: a capture the identified model reproduces worse than this is named in a warning (%, seed 003 eq. 53 at
+#: 100 Hz: 75 % is an RMS error half the force's spread)
+POOR_FIT_PERCENT = 75.0
 
 
 def _cmd_hybrid_key(args: argparse.Namespace) -> int:

@@ -46,6 +46,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from hapticam.errors import IdentificationError
+from hapticam.identify.metrics import fit_percent
 from hapticam.identify.hybrid.key_events import bounce_alpha, string_fit
 from hapticam.identify.hybrid.key_params import (FIXED_DEFAULTS, Prepared, classify, describe_roles, extra_force,
                                                  prepare, to_model)
@@ -90,12 +91,6 @@ class KeyFit:
             elif name in self.model.to_dict():
                 out[name] = float(se)
         return out
-
-
-def fit_percent(f_N: np.ndarray, pred_N: np.ndarray) -> float:
-    """Fit (%) = 100 (1 - ||F - F_model|| / ||F - mean F||)  (seed 003 eq. 53)."""
-    den = float(np.linalg.norm(f_N - np.mean(f_N)))
-    return float(100.0 * (1.0 - np.linalg.norm(f_N - pred_N) / den)) if den > 0 else float("nan")
 
 
 def jacobian_errors(residual: Callable[[np.ndarray], np.ndarray], z: np.ndarray, rel_step: float = 1e-3

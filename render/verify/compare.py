@@ -75,6 +75,9 @@ QUASI_STATIC_MPS = 1e-3
 #: a low fit is put down to unmodelled inertia when J a makes up at least this share of the residual's
 #: mean square (half: then it is the main part of what the rendering misses)
 INERTIA_SHARE = 0.5
+#: ... and when adding it raises the fit by at least this much (percentage points): an inertia that does
+#: not explain the residual is not named as its cause
+INERTIA_GAIN = 10.0
 #: the contact-point shift is refined by this much (m) either way around the contact estimate
 OFFSET_SEARCH_M = 50e-6
 REPLAY_MPS = 5e-3
@@ -223,6 +226,10 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     counts: dict[str, int] = {}
     for event in result.events:
         counts[event.name] = counts.get(event.name, 0) + 1
+    if counts.get("saturation"):
+        failures.append(f"the device's force limit ({device.max_force_N:g} {AXIS_UNITS[axis_of(capture.metadata)]['force']}) "
+                        f"clipped the rendering ({counts['saturation']} saturation event"
+                        f"{'s' if counts['saturation'] > 1 else ''}): the features past it are the limit's")
     return VerifyResult(
         model_name=model_name, capture_name=capture.name, t_s=t_cap, x_reference_m=x_cap, x_rendered_m=x_ren,
         force_reference_N=capture.f_N, force_rendered_N=f_ren, direction=direction, valid=valid,
@@ -336,13 +343,15 @@ def unmodelled_inertia(a: np.ndarray, f_captured: np.ndarray, f_rendered: np.nda
     offset = float(resid.mean() - inertia * acc.mean())
     share = float(np.mean((inertia * acc) ** 2) / max(float(np.mean(resid ** 2)), 1e-300))
     with_inertia = fit_report(f_captured[sel], f_rendered[sel] + inertia * acc)["fit_percent"]
+    without = fit_report(f_captured[sel], f_rendered[sel])["fit_percent"]
     return {"inertia": inertia, "offset": offset, "share": min(share, 1.0),
-            "fit_percent_with_inertia": float(with_inertia)}
+            "fit_percent_with_inertia": float(with_inertia), "fit_percent_without_inertia": float(without)}
 
 
 def _inertia_note(inertia: dict[str, float] | None, axis: str) -> str:
     """Why the fit is low when unmodelled inertia is most of the residual (empty otherwise)."""
-    if inertia is None or inertia["inertia"] <= 0.0 or inertia["share"] < INERTIA_SHARE:
+    if (inertia is None or inertia["inertia"] <= 0.0 or inertia["share"] < INERTIA_SHARE
+            or not inertia["fit_percent_with_inertia"] >= inertia["fit_percent_without_inertia"] + INERTIA_GAIN):
         return ""
     rotary = axis == "rotary"
     what, unit = ("torque J alpha", "kg m^2") if rotary else ("force m a", "kg")
