@@ -168,3 +168,19 @@ def test_identified_model_verifies_on_held_out_captures_and_a_wrong_model_fails_
     other = "linear-switch" if target != "linear-switch" else "tactile-switch"
     wrong = identify_impedance(_probe_capture(other, "triangle", seed=11)).model
     assert not verify(wrong, _probe_capture(target, "triangle", seed=12)).passed
+
+
+def test_the_speedup_verify_chooses_can_be_given_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A slow 20 s press of a quasi-static key: verify replays it faster than one tick per capture sample, and
+    that speed-up, given with --speedup, is accepted and gives the same fit."""
+    assert main(["probe", "linear-switch", "--excitation", "triangle", "--duration", "20",
+                 "-o", str(tmp_path / "slow.csv")]) == 0
+    capsys.readouterr()
+    assert main(["verify", "example:linear-key", str(tmp_path / "slow.csv"), "--json"]) in (0, 1)
+    first = json.loads(capsys.readouterr().out)
+    chosen = first["replay"]["speedup"]
+    assert chosen > 1.0
+    assert main(["verify", "example:linear-key", str(tmp_path / "slow.csv"), "--json",
+                 "--speedup", repr(chosen)]) in (0, 1)
+    again = json.loads(capsys.readouterr().out)
+    assert again["replay"]["speedup"] == chosen and again["fit_percent"] == pytest.approx(first["fit_percent"])

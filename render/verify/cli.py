@@ -66,7 +66,7 @@ def _positive(name: str, value: float) -> float:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from hapticam.capture_io import load_capture
     from hapticam.models.files import load_model
-    from hapticam.render.verify.compare import verify
+    from hapticam.render.verify.compare import automatic_speedup, verify
     from hapticam.render.verify.report import write_figure, write_json
 
     th = Thresholds(fit_percent=args.fit_threshold, force_weber=_positive("--force-weber", args.force_weber),
@@ -92,11 +92,14 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         report_dir = _report_folder(Path(args.report))
     rate = _positive("--rate", args.rate)
     if args.speedup is not None:
-        # at least one servo tick per capture sample, or the replay skips the capture's motion
+        # at least one servo tick per capture sample, or the replay skips the capture's motion; a quasi-static
+        # model may go as fast as verify's own choice (its force depends on positions only)
         most = max(1.0, float(np.median(np.diff(capture.t_s))) * rate)
-        if not (math.isfinite(args.speedup) and 0 < args.speedup <= most):
-            raise UsageError(f"--speedup: must be between 0 and {most:.4g} for this capture at {rate:g} Hz "
-                             f"(one servo tick per capture sample), got {args.speedup:g}")
+        fastest = max(most, automatic_speedup(model, capture))
+        if not (math.isfinite(args.speedup) and 0 < args.speedup <= fastest * (1.0 + 1e-9)):
+            raise UsageError(f"--speedup: must be between 0 and {fastest:.6g} for this model and capture at "
+                             f"{rate:g} Hz (one servo tick per capture sample, or the quasi-static replay's "
+                             f"speed), got {args.speedup:g}")
         ticks = (capture.t_s[-1] - capture.t_s[0]) * rate / args.speedup
         if ticks > MAX_REPLAY_TICKS:
             raise UsageError(f"--speedup {args.speedup:g}: the replay would take {ticks:.3g} ticks at {rate:g} Hz, "

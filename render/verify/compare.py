@@ -185,9 +185,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     x_cap = prepared.x + offset
     median_speed = float(np.median(np.abs(prepared.v)))
     if speedup is None:
-        quasi = median_speed < QUASI_STATIC_MPS and is_quasi_static(
-            model, np.linspace(x_cap.min(), x_cap.max(), 9))
-        speedup = max(1.0, REPLAY_MPS / max(median_speed, 1e-12)) if quasi else 1.0
+        speedup = _automatic_speedup(model, x_cap, median_speed)
     elif not (math.isfinite(speedup) and speedup > 0):
         raise UsageError(f"speedup: must be a positive number, got {speedup}")
     result, t_replay, device, lead_s = _replay(model, capture, t_cap, x_cap, speedup, rate_hz, max_force_N, seed)
@@ -277,6 +275,20 @@ def impact_windows(result: RenderResult, t_replay: np.ndarray) -> tuple[np.ndarr
     i = np.searchsorted(ticks, t_replay + 0.002, side="right") - 1          # the last impact before t + 2 ms
     near = (i >= 0) & (t_replay - ticks[np.maximum(i, 0)] <= IMPACT_WINDOW_S)
     return near, int(1 + np.count_nonzero(np.diff(ticks) > IMPACT_WINDOW_S))
+
+
+def _automatic_speedup(model: Model, x_cap: np.ndarray, median_speed: float) -> float:
+    """The quasi-static replay's speed-up (module notes), 1 for a model whose force depends on speed."""
+    quasi = median_speed < QUASI_STATIC_MPS and is_quasi_static(model, np.linspace(x_cap.min(), x_cap.max(), 9))
+    return max(1.0, REPLAY_MPS / max(median_speed, 1e-12)) if quasi else 1.0
+
+
+def automatic_speedup(model: Model, capture: Capture) -> float:
+    """The speed-up :func:`verify` chooses for ``capture`` when none is given (with the backlash removed, as
+    :func:`verify` aligns by default)."""
+    prepared = prepare(capture)
+    remove_backlash(prepared)
+    return _automatic_speedup(model, prepared.x, float(np.median(np.abs(prepared.v))))
 
 
 def impact_residual(f_captured: np.ndarray, f_rendered: np.ndarray, valid: np.ndarray,
