@@ -48,8 +48,14 @@ def _cmd_contact(args: argparse.Namespace) -> int:
         raise UsageError(f"-o {args.output}: folder {out.parent} does not exist")
     if args.probe_stiffness is not None and not (math.isfinite(args.probe_stiffness) and args.probe_stiffness > 0):
         raise UsageError(f"--probe-stiffness: a positive stiffness in N/m, got {args.probe_stiffness}")
-    if args.plot and Path(args.plot).suffix.lower() != ".png":
-        raise UsageError(f"--plot {args.plot}: the plot is a PNG; use a .png file name")
+    if args.plot:
+        plot = Path(args.plot)
+        if plot.suffix.lower() != ".png":
+            raise UsageError(f"--plot {args.plot}: the plot is a PNG; use a .png file name")
+        if not (plot.parent if str(plot.parent) else Path(".")).is_dir():
+            raise UsageError(f"--plot {args.plot}: folder {plot.parent} does not exist")
+        if plot.is_dir():
+            raise UsageError(f"--plot {args.plot}: is a folder")
     capture = load_capture(args.capture)
     fit = fit_contact(capture.t_s[capture.valid], capture.x_m[capture.valid], capture.f_N[capture.valid],
                       estimator=args.estimator, law=args.law, probe_stiffness_Npm=args.probe_stiffness,
@@ -64,7 +70,9 @@ def _cmd_contact(args: argparse.Namespace) -> int:
     prov = make_provenance(f"contact-{fit.estimator}", settings={"law": fit.law, "estimator": args.estimator,
                                                                 "probe_stiffness_Npm": args.probe_stiffness},
                            source_name=Path(args.capture).name, source_sha256=capture.sha256,
-                           metrics={"k_se_Npm": fit.k_se, "b_se_Nspm": fit.b_se}, notes=[fit.b_verdict, *fit.notes])
+                           metrics={k: v for k, v in (("k_se_Npm", fit.k_se), ("b_se_Nspm", fit.b_se))
+                                    if math.isfinite(v)},      # an estimator without standard errors (IA)
+                           notes=[fit.b_verdict, *fit.notes])
     save_model(out, model, provenance=prov)
     if args.plot:
         convergence_figure(fit, args.plot)
@@ -73,7 +81,8 @@ def _cmd_contact(args: argparse.Namespace) -> int:
         print(json.dumps(json_safe(summary)))
         return 0
     print(f"contact {fit.law} at x_c = {fit.x_c_m * 1e3:.4f} mm: k = {fit.k_Npm:.6g} +- {fit.k_se:.3g} "
-          f"({'N/m' if fit.law == 'linear' else 'N/m^n'}), b = {summary['b_Nspm']:.5g} N s/m"
+          f"({'N/m' if fit.law == 'linear' else 'N/m^n'}), b = {summary['b_Nspm']:.5g} "
+          f"{'N s/m' if fit.law == 'linear' else 'N s/m^(n+1)'}"
           + (f", n = {fit.n:.4g}" if fit.law != "linear" else "") + f" -> {args.output}")
     if args.estimator == "all":
         print(fit.table())

@@ -43,6 +43,23 @@ def test_all_nine_side_by_side_with_a_convergence_plot_and_unidentifiable_dampin
     assert load_model(tmp_path / "s.yaml")[0].to_dict()["b_Nspm"] == 0.0
 
 
+def test_ia_writes_its_model_without_standard_errors(tmp_path, capsys):
+    """IA gives no standard error: the model is written with the metrics it has (it was refused for a NaN)."""
+    cap = _capture(tmp_path, persistent_excitation(k=1e6, b=200.0, duration_s=2.0), "wall.csv")
+    assert main(["identify", "contact", cap, "-o", str(tmp_path / "ia.yaml"), "--estimator", "ia"]) == 0
+    model, doc = load_model(tmp_path / "ia.yaml")
+    assert model.to_dict()["k_Npm"] == pytest.approx(1e6, rel=0.05) and "k_se_Npm" not in doc.provenance["metrics"]
+
+
+@pytest.mark.parametrize("plot", ["nodir/p.png", "folder.png"])
+def test_a_plot_that_cannot_be_written_is_refused_before_any_model_is(tmp_path, capsys, monkeypatch, plot):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder.png").mkdir()
+    cap = _capture(tmp_path, persistent_excitation(k=1e6, b=200.0, duration_s=2.0), "wall.csv")
+    assert main(["identify", "contact", cap, "-o", "m.yaml", "--plot", plot]) == 2
+    assert "--plot" in capsys.readouterr().err and not (tmp_path / "m.yaml").exists()
+
+
 def test_reproduce_lists_and_runs_the_contact_experiment(tmp_path, capsys):
     assert main(["reproduce", "--list"]) == 0
     assert "seed004-contact" in capsys.readouterr().out

@@ -108,6 +108,40 @@ def test_a_failing_capture_is_recorded_and_does_not_stop_the_batch(tmp_path):
     assert len(failed) == 1 and failed[0]["reason"]
 
 
+def test_duplicates_are_one_entry_and_a_broken_entry_is_built_again(tmp_path):
+    src = tmp_path / "captures"
+    src.mkdir()
+    shutil.copy(SWITCH_DIR / "Cherry-MX-Red.csv", src / "red.csv")
+    shutil.copy(SWITCH_DIR / "Cherry-MX-Red.csv", src / "red-copy.csv")
+    out = tmp_path / "lib"
+    report = build_library([src], out, jobs=1, quiet=True)
+    assert (report.done, report.skipped, report.entries) == (1, 1, 1)
+    assert [Path(c).name for c, _first in report.duplicates] == ["red.csv"]       # sorted: red-copy first
+    assert len(list((out / "models").glob("*.yaml"))) == 1                        # no orphan model
+    entry, = (out / "entries").glob("*.json")
+    entry.write_text('{"broken')
+    again = build_library([src], out, jobs=1, quiet=True)
+    assert again.done == 1 and again.entries == 1 and json.loads(entry.read_text())["status"] == "ok"
+
+
+def test_rotary_and_partial_captures_are_refused_by_nearest_and_compare(tmp_path, capsys):
+    from hapticam.cli import main
+
+    assert main(["probe", "knob", "--excitation", "spin-down", "-o", str(tmp_path / "knob.csv")]) == 0
+    lines = (SWITCH_DIR / "Cherry-MX-Red.csv").read_text().splitlines()
+    head = [ln for ln in lines if ln.startswith("#")]
+    body = [ln for ln in lines if not ln.startswith("#")]
+    (tmp_path / "short.csv").write_text("\n".join(head + body[:32]) + "\n")
+    capsys.readouterr()
+    red = str(SWITCH_DIR / "Cherry-MX-Red.csv")
+    assert main(["library", "compare", red, str(tmp_path / "knob.csv")]) == 2
+    assert "rotary" in capsys.readouterr().err
+    assert main(["library", "compare", red, str(tmp_path / "short.csv")]) == 2
+    assert "a whole press onto the bottom" in capsys.readouterr().err
+    report = build_library([tmp_path / "knob.csv"], tmp_path / "lib", jobs=1, quiet=True)
+    assert report.failed == 1 and "rotary" in report.failures[0][1]
+
+
 def test_the_dask_path_builds_the_same_entries(tmp_path):
     from dask import distributed
     src = tmp_path / "captures"

@@ -110,8 +110,9 @@ class ContactFit:
                  "-" * 72]
         for name, r in self.results.items():
             se = r.se if r.se is not None else np.full(2, np.nan)
+            status = r.status if r.k_Npm > 0 and r.b_Nspm >= 0 else "not physical (k <= 0 or b < 0)"
             lines.append(f"{name:<9}{r.k_Npm:>14.6g}{se[0]:>11.3g}{r.b_Nspm:>13.5g}{se[1]:>11.3g}"
-                         f"{r.iterations:>6}  {r.status}")
+                         f"{r.iterations:>6}  {status}")
         lines.append(f"damping: {self.b_verdict}")
         return "\n".join(lines)
 

@@ -40,6 +40,7 @@ class BuildReport:
     skipped: int = 0
     entries: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
+    duplicates: list[tuple[str, str]] = field(default_factory=list)   # (capture, the same bytes named first)
 
 
 def collect_captures(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -71,11 +72,17 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
     library.mkdir(parents=True, exist_ok=True)
     settings = {"allow_active": bool(allow_active), "pipeline": "impedance-passive-v1"}
     report = BuildReport()
-    todo = []
+    todo, first_of = [], {}
     for path in captures:
         key = entry_key(path.read_bytes(), settings)
         existing = library / "entries" / f"{key}.json"
-        if existing.exists() and not (retry_failed and _failed(existing)):
+        if key in first_of:               # the same bytes under another name: one entry, said so
+            report.skipped += 1
+            report.duplicates.append((str(path), str(first_of[key])))
+            continue
+        first_of[key] = path
+        # an entry that cannot be read is built again (the index would leave it out)
+        if existing.exists() and _readable(existing) and not (retry_failed and _failed(existing)):
             report.skipped += 1
         else:
             todo.append(path)
@@ -96,6 +103,14 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
         bar.close()
     report.entries = write_index(library)
     return report
+
+
+def _readable(entry_path: Path) -> bool:
+    try:
+        json.loads(entry_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _failed(entry_path: Path) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from hapticam.capture_columns import axis_of
 from hapticam.errors import UsageError
 from hapticam.fileio import json_safe
 
@@ -70,7 +71,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     report = build_library(args.captures, args.output, jobs=args.jobs, dask=args.dask,
                            retry_failed=args.retry_failed, quiet=args.quiet or args.json)
     data = {"library": args.output, "done": report.done, "failed": report.failed, "skipped": report.skipped,
-            "entries": report.entries, "failures": [{"capture": c, "reason": r} for c, r in report.failures]}
+            "entries": report.entries, "failures": [{"capture": c, "reason": r} for c, r in report.failures],
+            "duplicates": [{"capture": c, "same_as": first} for c, first in report.duplicates]}
     if args.json:
         print(json.dumps(data))
     else:
@@ -78,11 +80,27 @@ def _cmd_build(args: argparse.Namespace) -> int:
               f"there; {report.entries} entries; see {Path(args.output) / 'index.html'}")
         for cap, reason in report.failures:
             print(f"  failed: {cap}: {reason}")
+        for cap, first in report.duplicates:
+            print(f"  skipped: {cap}: the same capture as {first}")
     return 0
 
 
+#: what a key's comparison needs read from both sides (a distance over fewer features says too little)
+CORE_FEATURES = ("actuation_force_N", "total_travel_m")
+
+
 def features_of(spec: str) -> tuple[str, dict[str, Any]]:
-    """``(name, perceptual features)`` of a model file, a capture, or a library entry ``DIR/NAME``."""
+    """``(name, perceptual features)`` of a model file, a capture, or a library entry ``DIR/NAME``; refused
+    when the key's core features (:data:`CORE_FEATURES`) cannot be read from it."""
+    name, features = _features_of(spec)
+    missing = [k for k in CORE_FEATURES if features.get(k) is None]
+    if missing:
+        raise UsageError(f"{spec}: no {' or '.join(m.rsplit('_', 1)[0].replace('_', ' ') for m in missing)} can be "
+                         "read from it (a whole press onto the bottom is needed to compare keys)")
+    return name, features
+
+
+def _features_of(spec: str) -> tuple[str, dict[str, Any]]:
     from hapticam.identify.plot import static_curve
     from hapticam.render.verify.features import FxCurves, fx_curves, key_features
     from hapticam.render.verify.library.catalogue import load_index
@@ -106,6 +124,9 @@ def features_of(spec: str) -> tuple[str, dict[str, Any]]:
     from hapticam.identify.preprocess import prepare
 
     cap = load_capture(spec)
+    if axis_of(cap.metadata) == "rotary":
+        raise UsageError(f"{spec}: a rotary capture (angles, torques); the library compares keys pressed along "
+                         "a line")
     prep = prepare(cap)
     step = float(np.median(np.abs(np.diff(cap.x_m)))) if cap.n > 1 else 0.0
     curves = fx_curves(cap.x_m[cap.valid], cap.f_N[cap.valid], prep.direction[cap.valid].astype(int),

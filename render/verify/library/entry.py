@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.errors import HapticError
+from hapticam.capture_columns import axis_of
+from hapticam.errors import HapticError, UsageError
 from hapticam.fileio import save_figure, atomic_write_text, json_safe
 
 ACTUATION_TRAVEL_M = 2.0e-3
@@ -80,6 +81,8 @@ def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str
     from hapticam.render.verify.compare import verify
 
     capture = load_capture(path)
+    if axis_of(capture.metadata) == "rotary":
+        raise UsageError("a rotary capture (angles, torques): the library holds keys pressed along a line")
     fit = identify_impedance(capture, allow_active=bool(settings.get("allow_active", False)))
     model_rel = Path("models") / f"{path.stem}-{key[:8]}.yaml"
     (library / "models").mkdir(parents=True, exist_ok=True)
