@@ -87,8 +87,8 @@ COUNTERS = {"states": I_N_STATE, "bad_frames": I_N_BAD, "stale_ticks": I_N_STALE
             "error_frames": I_N_ERROR, "watchdog_reports": I_N_WATCHDOG, "tx_failures": I_N_TX_FAIL,
             "device_rx_errors": I_DEV_RX_ERR, "other_frames": I_N_OTHER}
 # float64 state
-F_M_PER_COUNT, F_X, F_T, F_APPLIED_N, F_FMAX_N, F_SILENCE_S = range(6)
-F_SIZE = 6
+F_M_PER_COUNT, F_X, F_T, F_APPLIED_N, F_FMAX_N, F_SILENCE_S, F_LIMIT_DT_S = range(7)
+F_SIZE = 7
 RX_CAP = 1024
 TX_CAP = 64
 #: the largest force a FORCE frame carries (N): i32 uN (serial_protocol.md)
@@ -208,9 +208,10 @@ def serial_actuate(state, io, dt_s):
     ist, fst, tx = state[0], state[1], state[3]
     if ist[I_GONE] != 0:
         return FAULT_GONE
-    # the silence limit in ticks of the loop's own period (the loop's rate is known here, not at binding)
-    if dt_s > 0.0:
+    # the silence limit in ticks of the loop's own period (known here, not at binding), set when it changes
+    if dt_s > 0.0 and dt_s != fst[F_LIMIT_DT_S]:
         ist[I_SILENCE_LIMIT] = max(1, int(math.ceil(fst[F_SILENCE_S] / dt_s - 1e-9)))
+        fst[F_LIMIT_DT_S] = dt_s
     f = -io[IO_FORCE]
     fmax = min(fst[F_FMAX_N], MAX_WIRE_FORCE_N)
     f = min(max(f, -fmax), fmax) if f == f else 0.0
@@ -316,6 +317,7 @@ class SerialDevice(Device):
             raise DeviceError(f"{self.spec.name}: the device was lost ({os.strerror(int(self.ist[I_ERRNO])) if self.ist[I_ERRNO] else 'hang-up'}); "
                               "hapticam does not reconnect inside a run: close it, check the cable and open it again")
         self.fst[F_SILENCE_S] = self.silence_ms * 1e-3
+        self.fst[F_LIMIT_DT_S] = 0.0
         self.ist[I_SILENCE_LIMIT] = max(1, int(math.ceil(self.silence_ms * 1e-3 * self.rate_hz)))
         return ServoBinding(serial_sense, serial_actuate, (self.ist, self.fst, self.rx, self.tx), False)
 

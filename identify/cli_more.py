@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hapticam.errors import UsageError
-from hapticam.fileio import json_safe
+from hapticam.fileio import check_output_file, json_safe
 
 MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
 
@@ -48,14 +48,9 @@ def _cmd_contact(args: argparse.Namespace) -> int:
         raise UsageError(f"-o {args.output}: folder {out.parent} does not exist")
     if args.probe_stiffness is not None and not (math.isfinite(args.probe_stiffness) and args.probe_stiffness > 0):
         raise UsageError(f"--probe-stiffness: a positive stiffness in N/m, got {args.probe_stiffness}")
-    if args.plot:
-        plot = Path(args.plot)
-        if plot.suffix.lower() != ".png":
-            raise UsageError(f"--plot {args.plot}: the plot is a PNG; use a .png file name")
-        if not (plot.parent if str(plot.parent) else Path(".")).is_dir():
-            raise UsageError(f"--plot {args.plot}: folder {plot.parent} does not exist")
-        if plot.is_dir():
-            raise UsageError(f"--plot {args.plot}: is a folder")
+    if args.plot and Path(args.plot).suffix.lower() != ".png":
+        raise UsageError(f"--plot {args.plot}: the plot is a PNG; use a .png file name")
+    check_output_file("--plot", args.plot or None)
     capture = load_capture(args.capture)
     fit = fit_contact(capture.t_s[capture.valid], capture.x_m[capture.valid], capture.f_N[capture.valid],
                       estimator=args.estimator, law=args.law, probe_stiffness_Npm=args.probe_stiffness,

@@ -194,7 +194,7 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
             try:
                 reply = request(control, {"cmd": "load_model", "name": SWAP_MODELS[k % 2]}, timeout_s=3.0)
             except HapticError as exc:
-                if stop.wait(0.0) or not session.loop.running:      # in flight as the session ended
+                if stop.is_set() or not session.loop.running:      # in flight as the session ended
                     break
                 reply = {"ok": False, "error": str(exc)}
             swaps["ok" if reply.get("ok") else "refused"] += 1

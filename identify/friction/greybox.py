@@ -172,8 +172,8 @@ def _levenberg_marquardt(prob: "_Problem", v: np.ndarray, max_iter: int = 40,
     ``chi2_tol`` (noise units): that predicted decrease is the squared distance to the model's optimum in
     standard errors, so every parameter is then within ``sqrt(chi2_tol)`` standard errors of it (usually
     far less: the distance spreads over all the unknowns); a damped step that predicts so little is taken
-    again with less damping, without simulating, before it counts. Returns ``(v, iterations, converged)``: not converged when ``max_iter`` iterations ran out
-    first."""
+    again with less damping, without simulating, before it counts. Returns ``(v, iterations, converged)``:
+    not converged when ``max_iter`` iterations ran out first."""
     prob.evaluate(v)
     if prob.failed:
         raise IdentificationError("grey-box: the model cannot be simulated from the initial guess")
@@ -197,11 +197,11 @@ def _levenberg_marquardt(prob: "_Problem", v: np.ndarray, max_iter: int = 40,
             mu, nu = mu * nu, nu * 2.0  # a step beyond any plausible change of the parameters: damp more
             continue
         if predicted < chi2_tol:
-            if mu <= 1e-3:
+            if mu <= 1e-3:  # (nearly undamped) Gauss-Newton: the optimum is within sqrt(chi2_tol) standard errors
                 converged = True
                 break
             mu = max(mu / 10.0, 1e-3)  # a heavily damped step predicts little anywhere: ask Gauss-Newton again
-            continue  # (nearly undamped) Gauss-Newton: the optimum is within sqrt(chi2_tol) standard errors
+            continue
         prob.evaluate(trial)
         new = _normal_blocks(prob.G) if not prob.failed else None
         gain = min((cost - new[5]) / max(predicted, 1e-300), 10.0) if new is not None else -1.0  # actual / predicted
@@ -286,8 +286,9 @@ def equation_error_guess(t_s: np.ndarray, q: np.ndarray, w: np.ndarray, window_s
 
 
 def _smooth(x: np.ndarray, h: float) -> np.ndarray:
-    """Each channel smoothed by a cubic Savitzky-Golay filter over 51 samples (51 ms at 1 kHz; a better start for the segments'
-    initial states than single noisy samples; the fit moves them to their optimum anyway)."""
+    """Each channel smoothed by a cubic Savitzky-Golay filter over 51 samples (51 ms at 1 kHz; a better
+    start for the segments' initial states than single noisy samples; the fit moves them to their optimum
+    anyway)."""
     from scipy.signal import savgol_filter
 
     win = min(51, (x.shape[0] // 2) * 2 - 1)
@@ -348,8 +349,8 @@ def fit_greybox(t_s: np.ndarray, q_meas: np.ndarray, w_meas: np.ndarray | None =
         v, its, converged = solve(prob, np.concatenate([theta, np.zeros(4 * sub.size)]))
         theta, iterations, nfev = v[:8], iterations + its, nfev + prob.evaluations
     if not converged:
-        raise IdentificationError(f"grey-box: the fit did not converge in {iterations} iterations ({nfev} simulations); "
-                                  "start nearer (guess) or with a pilot fit (pilot=True)")
+        raise IdentificationError(f"grey-box: the fit did not converge in {iterations} iterations ({nfev} "
+                                  "simulations); start nearer (guess) or with a pilot fit (pilot=True)")
     U, W, _, V, _, rss = _normal_blocks(prob.G)
     info = V - np.einsum("sab,sac,scd->bd", W, np.linalg.inv(U), W)  # theta's information, initial states eliminated
     dof = max(meas.size - 8 - 4 * prob.nseg, 1)

@@ -83,14 +83,12 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     _positive("--probe-damping", args.probe_damping, allow_zero=True)
     _positive("--device-damping", args.device_damping)
     _positive("--render-rate", args.render_rate)
-    captures, names, seen, paths = [], [], set(), {}
+    captures, paths = [], {}          # paths: the name each capture is known by -> the path given
     for path in args.captures:
-        if Path(path).resolve() in seen:
+        if any(Path(path).resolve() == Path(p).resolve() for p in paths.values()):
             raise UsageError(f"{path}: given twice (each capture counts once)")
-        seen.add(Path(path).resolve())
         cap = load_capture(path)
-        name = Path(path).name if Path(path).name not in names else path
-        names.append(name)
+        name = Path(path).name if Path(path).name not in paths else path
         paths[name] = path
         # every sample, on the capture's uniform clock: what the dropout check flags in a key's capture is
         # most often a landing's spike, and the fit's time base needs the samples evenly spaced
@@ -111,7 +109,7 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
                  f"{args.device_damping:g} N s/m at {args.render_rate:g} Hz: b > k_c T / 2 + b_c)")
     prov = make_provenance("hybrid-key", settings={"probe_tip": tip, "device_damping_Nspm": args.device_damping,
                                                    "render_rate_hz": args.render_rate},
-                           source_name=", ".join(names), metrics={"fit_percent_100Hz": fit.fit_percent}, notes=notes)
+                           source_name=", ".join(paths), metrics={"fit_percent_100Hz": fit.fit_percent}, notes=notes)
     save_model(out, model, provenance=prov,
                uncertainty=fit.uncertainty() if not fit.extra else {"hybrid-key": fit.uncertainty()})
     summary = {"captures": fit.roles, "output": str(out), "parameters": model.to_dict(), "std_errors": fit.std_errors,
@@ -121,8 +119,8 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     poor = {name: pct for name, pct in fit.fit_percent.items() if not pct >= POOR_FIT_PERCENT}
     for name, pct in poor.items():
         print(f"warning: {name}: the model reproduces this capture at {pct:.1f} % (100 Hz, below "
-              f"{POOR_FIT_PERCENT:g} %): check it with 'hapticam verify {out} {paths.get(name, name)}' before rendering; a key's "
-              "impacts need captures at 10 kHz or more", file=sys.stderr)
+              f"{POOR_FIT_PERCENT:g} %): check it with 'hapticam verify {out} {paths.get(name, name)}' before "
+              "rendering; a key's impacts need captures at 10 kHz or more", file=sys.stderr)
     summary["poor_fits"] = poor
     if args.json:
         print(json.dumps(json_safe(summary)))

@@ -100,14 +100,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             raise UsageError(f"--speedup: must be between 0 and {fastest:.6g} for this model and capture at "
                              f"{rate:g} Hz (one servo tick per capture sample, or the quasi-static replay's "
                              f"speed), got {args.speedup:g}")
-        ticks = (capture.t_s[-1] - capture.t_s[0]) * rate / args.speedup
-        if ticks > MAX_REPLAY_TICKS:
-            raise UsageError(f"--speedup {args.speedup:g}: the replay would take {ticks:.3g} ticks at {rate:g} Hz, "
-                             f"more than {MAX_REPLAY_TICKS:.0e}; slow it down less")
-    spread = float(np.ptp(capture.f_N[capture.valid])) if capture.valid.any() else 0.0
-    if not spread > 1e-9 * max(1.0, float(np.max(np.abs(capture.f_N)))):
-        raise UsageError(f"{args.capture}: the force never changes ({spread:g} over the capture): there is "
-                         "nothing to compare a rendering with")
     result = verify(model, capture, model_name=str(args.model), rate_hz=rate,
                     thresholds=th, speedup=args.speedup, max_force_N=args.max_force, x_offset_m=x_offset)
     data = result.to_dict()
@@ -121,10 +113,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         if report_dir is not None:
             print(f"report: {report_dir / 'verify.png'}, {report_dir / 'verify.json'}")
     return 0 if result.passed else EXIT_FAILED
-
-
-#: the longest replay ``--speedup`` may ask for (ticks: 3 h of servo time at 1 kHz)
-MAX_REPLAY_TICKS = 1.0e7
 
 
 def _report_folder(folder: Path) -> Path:

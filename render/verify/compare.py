@@ -84,6 +84,8 @@ INERTIA_FIT_MIN = 50.0
 #: the contact-point shift is refined by this much (m) either way around the contact estimate
 OFFSET_SEARCH_M = 50e-6
 REPLAY_MPS = 5e-3
+#: the longest replay a speed-up may ask for (ticks: 3 h of servo time at 1 kHz)
+MAX_REPLAY_TICKS = 1.0e7
 
 #: on a rotary axis the feature differences are reported, not judged: the perceptual thresholds (force and
 #: position JNDs, Weber fractions) are measured on keys pressed by a finger; no source here gives a knob's
@@ -176,6 +178,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     contact point lies on the model's (:mod:`hapticam.identify.alignment`); ``x_offset_m`` sets the shift
     (m, added to the capture's positions) instead of finding it. The report gives both."""
     th = thresholds or Thresholds()
+    axis = axis_of(capture.metadata)
     prepared = prepare(capture)
     backlash = remove_backlash(prepared) if align else 0.0
     offset = _contact_offset(model, prepared) if (align and x_offset_m is None) else float(x_offset_m or 0.0)
@@ -184,10 +187,8 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     t_cap = capture.t_s - capture.t_s[0]
     x_cap = prepared.x + offset
     median_speed = float(np.median(np.abs(prepared.v)))
-    if speedup is None:
-        speedup = _automatic_speedup(model, x_cap, median_speed)
-    elif not (math.isfinite(speedup) and speedup > 0):
-        raise UsageError(f"speedup: must be a positive number, got {speedup}")
+    speedup = _automatic_speedup(model, x_cap, median_speed) if speedup is None else speedup
+    _check_replay(capture, float(t_cap[-1]), rate_hz, speedup)
     result, t_replay, device, lead_s = _replay(model, capture, t_cap, x_cap, speedup, rate_hz, max_force_N, seed)
     # Rendered force and handle position at the capture's sample times (tick values interpolated).
     f_ren = np.interp(t_replay, result.t_s, result.force_N)
@@ -208,7 +209,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     if not passivity.passive:
         failures.append("the model is not passive: " + "; ".join(passivity.issues[:2]))
     inertia = unmodelled_inertia(prepared.a, capture.f_N, f_ren, valid)
-    inertia_note = _inertia_note(inertia, axis_of(capture.metadata))
+    inertia_note = _inertia_note(inertia, axis)
     impact_share = impact_residual(capture.f_N, f_ren, valid, impacts)
     if overall["fit_percent"] < th.fit_percent:
         failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %" + inertia_note
@@ -219,17 +220,17 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
                          turning)[2]
         for verdict in report.verdicts:
             if verdict.noticeable and verdict.name not in bare.noticeable:
-                what = "torque J alpha" if axis_of(capture.metadata) == "rotary" else "force m a"
+                what = "torque J alpha" if axis == "rotary" else "force m a"
                 verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
                     f"the capture's inertial {what}, which the rendering lacks: without it, below the JND")
     spans = [(float(t_cap[a]), float(t_cap[b - 1])) for a, b in _runs(impacts[0])]
-    failures += _judge_features(report, spans, axis_of(capture.metadata) == "rotary")
+    failures += _judge_features(report, spans, axis == "rotary")
     counts: dict[str, int] = {}
     for event in result.events:
         counts[event.name] = counts.get(event.name, 0) + 1
     if counts.get("saturation"):
-        failures.append(f"the device's force limit ({device.max_force_N:g} {AXIS_UNITS[axis_of(capture.metadata)]['force']}) "
-                        f"clipped the rendering ({counts['saturation']} saturation event"
+        failures.append(f"the device's force limit ({device.max_force_N:g} {AXIS_UNITS[axis]['force']}) clipped "
+                        f"the rendering ({counts['saturation']} saturation event"
                         f"{'s' if counts['saturation'] > 1 else ''}): the features past it are the limit's")
     return VerifyResult(
         model_name=model_name, capture_name=capture.name, t_s=t_cap, x_reference_m=x_cap, x_rendered_m=x_ren,
@@ -242,7 +243,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
                 "median_capture_speed_mps": median_speed, "backlash_m": backlash, "x_offset_m": offset,
                 "impact_windows": impacts[1], **impact_share},
         safety_events=counts, capture_source=str(capture.metadata.get("source", "")),
-        passive=passivity.passive, passivity_issues=list(passivity.issues), axis=axis_of(capture.metadata),
+        passive=passivity.passive, passivity_issues=list(passivity.issues), axis=axis,
         unmodelled_inertia=inertia, impact_spans_s=spans)
 
 
@@ -275,6 +276,21 @@ def impact_windows(result: RenderResult, t_replay: np.ndarray) -> tuple[np.ndarr
     i = np.searchsorted(ticks, t_replay + 0.002, side="right") - 1          # the last impact before t + 2 ms
     near = (i >= 0) & (t_replay - ticks[np.maximum(i, 0)] <= IMPACT_WINDOW_S)
     return near, int(1 + np.count_nonzero(np.diff(ticks) > IMPACT_WINDOW_S))
+
+
+def _check_replay(capture: Capture, duration_s: float, rate_hz: float, speedup: float) -> None:
+    """Refuse what no replay can compare: a capture whose force never changes, a speed-up that is not a
+    positive number or makes the replay longer than ``MAX_REPLAY_TICKS``."""
+    spread = float(np.ptp(capture.f_N[capture.valid])) if capture.valid.any() else 0.0
+    if not spread > 1e-9 * max(1.0, float(np.max(np.abs(capture.f_N)))):
+        raise UsageError(f"{capture.name}: the force never changes ({spread:g} over the capture): there is "
+                         "nothing to compare a rendering with")
+    if not (math.isfinite(speedup) and speedup > 0):
+        raise UsageError(f"speedup: must be a positive number, got {speedup}")
+    ticks = duration_s * rate_hz / speedup
+    if ticks > MAX_REPLAY_TICKS:
+        raise UsageError(f"speedup {speedup:g}: the replay would take {ticks:.3g} ticks at {rate_hz:g} Hz, "
+                         f"more than {MAX_REPLAY_TICKS:.0e}; slow it down less")
 
 
 def _automatic_speedup(model: Model, x_cap: np.ndarray, median_speed: float) -> float:

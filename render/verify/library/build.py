@@ -81,8 +81,8 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
             report.duplicates.append((str(path), str(first_of[key])))
             continue
         first_of[key] = path
-        # an entry that cannot be read is built again (the index would leave it out)
-        if existing.exists() and _readable(existing) and not (retry_failed and _failed(existing)):
+        status = _status(existing)      # None: missing or unreadable (the index would leave it out): built again
+        if status is not None and not (retry_failed and status != "ok"):
             report.skipped += 1
         else:
             todo.append(path)
@@ -105,19 +105,12 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
     return report
 
 
-def _readable(entry_path: Path) -> bool:
+def _status(entry_path: Path) -> str | None:
+    """An entry file's ``status`` (``ok``, ``failed``), or None when it is missing or cannot be read."""
     try:
-        json.loads(entry_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-def _failed(entry_path: Path) -> bool:
-    try:
-        return json.loads(entry_path.read_text(encoding="utf-8")).get("status") != "ok"
-    except (OSError, ValueError):
-        return True
+        return str(json.loads(entry_path.read_text(encoding="utf-8")).get("status"))
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 class _executor:

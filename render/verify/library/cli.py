@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.capture_columns import axis_of
 from hapticam.errors import UsageError
 from hapticam.fileio import json_safe
 
@@ -104,7 +103,7 @@ def _features_of(spec: str) -> tuple[str, dict[str, Any]]:
     from hapticam.identify.plot import static_curve
     from hapticam.render.verify.features import FxCurves, fx_curves, key_features
     from hapticam.render.verify.library.catalogue import load_index
-    from hapticam.render.verify.library.entry import perceptual_features
+    from hapticam.render.verify.library.entry import perceptual_features, require_linear
 
     p = Path(spec)
     if not p.exists() and (p.parent / "index.json").exists():
@@ -124,9 +123,7 @@ def _features_of(spec: str) -> tuple[str, dict[str, Any]]:
     from hapticam.identify.preprocess import prepare
 
     cap = load_capture(spec)
-    if axis_of(cap.metadata) == "rotary":
-        raise UsageError(f"{spec}: a rotary capture (angles, torques); the library compares keys pressed along "
-                         "a line")
+    require_linear(cap, spec)
     prep = prepare(cap)
     step = float(np.median(np.abs(np.diff(cap.x_m)))) if cap.n > 1 else 0.0
     curves = fx_curves(cap.x_m[cap.valid], cap.f_N[cap.valid], prep.direction[cap.valid].astype(int),

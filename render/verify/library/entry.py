@@ -66,6 +66,12 @@ def process_capture(path: str, library_dir: str, settings: dict[str, Any]) -> di
     return entry
 
 
+def require_linear(capture: Any, name: str) -> None:
+    """Refuse a rotary capture (angles, torques): the library holds keys pressed along a line."""
+    if axis_of(capture.metadata) == "rotary":
+        raise UsageError(f"{name}: a rotary capture (angles, torques); the library holds keys pressed along a line")
+
+
 def write_entry(library: Path, entry: dict[str, Any]) -> None:
     """Write ``entries/KEY.json`` (or ``entries/failed-NAME.json`` without a key) atomically."""
     folder = library / "entries"
@@ -81,8 +87,7 @@ def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str
     from hapticam.render.verify.compare import verify
 
     capture = load_capture(path)
-    if axis_of(capture.metadata) == "rotary":
-        raise UsageError("a rotary capture (angles, torques): the library holds keys pressed along a line")
+    require_linear(capture, path.name)
     fit = identify_impedance(capture, allow_active=bool(settings.get("allow_active", False)))
     model_rel = Path("models") / f"{path.stem}-{key[:8]}.yaml"
     (library / "models").mkdir(parents=True, exist_ok=True)
