@@ -48,10 +48,10 @@ import numpy as np
 from hapticam.errors import IdentificationError
 from hapticam.identify.metrics import fit_percent
 from hapticam.identify.hybrid.key_events import bounce_alpha, string_fit
-from hapticam.identify.hybrid.key_params import (FIXED_DEFAULTS, Prepared, classify, describe_roles, extra_force,
-                                                 prepare, to_model)
+from hapticam.identify.hybrid.key_params import (ACCELERATION_CUTOFF_HZ, FIXED_DEFAULTS, Prepared, classify,
+                                                 describe_roles, extra_force, prepare, to_model)
 from hapticam.identify.hybrid.key_static import smooth, static_estimates
-from hapticam.models.hybrid_key import FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, HybridKey
+from hapticam.models.hybrid_key import EV_LANDING, EV_LETOFF, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, HybridKey
 
 #: Priors for what the captures do not identify (a grand action's typical values).
 PRIORS = {"key_mass_kg": 0.03, "keybed_b_Nspm": 50.0, "contact_k_Npm": 5e6, "contact_alpha_spm": 2.0,
@@ -152,9 +152,10 @@ def key_force_terms(prep: Prepared, values: dict[str, float], phase: str
     simulated at ``values`` (the kernel's force minus its key terms) and the samples of ``phase``: ``jack``
     (the simulated hammer has rested on the jack, below let-off, with no landing or lift-off within
     ``QUIET_S``: the real one rests there too, whatever bounces came before), ``flight`` (the hammer away
-    from the key, ``FLIGHT_MARGIN_S`` from its events, above the keybed: the force is the key's alone,
-    whatever the hammer's estimates) or ``keybed`` (the key pressed ``20 um`` into the keybed, the
-    keybed's force clear of its clamp at zero)."""
+    from the key between a let-off and the first landing after it, ``FLIGHT_MARGIN_S`` from its events,
+    above the keybed: the force is the key's alone, whatever the hammer's estimates; the later bounces'
+    times depend on every landing before them, and behind a compliant tip they drift from the model's)
+    or ``keybed`` (the key pressed ``20 um`` into the keybed, the keybed's force clear of its clamp at zero)."""
     x, v, a = prep.x_m, prep.v_mps, prep.a_mps2
     x_kb = values["keybed_m"]
     on = x > x_kb
@@ -174,11 +175,27 @@ def key_force_terms(prep: Prepared, values: dict[str, float], phase: str
     if phase == "jack":
         mask = ((trace.flags & FLAG_CONTACT) != 0) & ((trace.flags & FLAG_ESCAPED) == 0) & ~near & (x < values["let_off_m"]) \
             & past
-    elif phase == "flight":
-        mask = ((trace.flags & FLAG_FLIGHT) != 0) & ~near & (x < x_kb) & past
+    elif phase == "flight":     # from each let-off to the first landing (string_fit fits its time); the
+        first = np.zeros(x.size, dtype=bool)     # later bounces' times depend on every landing before them
+        landings = trace.events(EV_LANDING)
+        for t_off in trace.events(EV_LETOFF):
+            later = landings[landings > t_off]
+            first |= (t > t_off) & (t < (later[0] if later.size else np.inf))
+        mask = ((trace.flags & FLAG_FLIGHT) != 0) & first & ~near & (x < x_kb) & past
     else:   # on the keybed and far from its clamp (the keybed never pulls: max(0, k (x - x_kb) + b v))
         mask = (x > x_kb + 20e-6) & (kb > 0.5 * values["keybed_k_Npm"] * (x - x_kb))
     return phi, trace.force_N - key, mask
+
+
+def same_filter(prep: Prepared, phi: np.ndarray, reaction: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The regression's every term through the one low-pass the key's acceleration went through
+    (``ACCELERATION_CUTOFF_HZ``): the force, the hammer's reaction and the regressors but the acceleration
+    (already filtered). A linear filter keeps the equation linear in the parameters, and the key's ringing
+    on the probe's tip, which the acceleration's filter removes, leaves the force too."""
+    out = phi.copy()
+    for j in range(1, phi.shape[1]):
+        out[:, j] = smooth(phi[:, j], prep.dt_s, ACCELERATION_CUTOFF_HZ)
+    return out, smooth(reaction, prep.dt_s, ACCELERATION_CUTOFF_HZ), smooth(prep.f_N, prep.dt_s, ACCELERATION_CUTOFF_HZ)
 
 
 LINEAR = ("key_mass_kg", "return_spring_Npm", "preload_N", "keybed_k_Npm", "keybed_b_Nspm")
@@ -197,10 +214,11 @@ def linear_terms(preps: Sequence[Prepared], values: dict[str, float], free: Sequ
     rest = [i for i in range(len(LINEAR)) if i not in idx]
     for p in preps:
         phi, reaction, quiet = key_force_terms(p, values, phase)
+        phi, reaction, f = same_filter(p, phi, reaction) if phase == "flight" else (phi, reaction, p.f_N)
         use = p.use[quiet[p.use]]
         fixed_part = phi[use][:, rest] @ np.array([values[LINEAR[i]] for i in rest])
         rows.append(phi[use][:, idx])
-        ys.append(p.f_N[use] - reaction[use] - fixed_part)
+        ys.append(f[use] - reaction[use] - fixed_part)
         ws.append(np.full(use.size, 1.0 / p.noise_N))
     X, y, w = np.vstack(rows), np.concatenate(ys), np.concatenate(ws)
     if y.size == 0:
