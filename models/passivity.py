@@ -17,6 +17,7 @@ dissipates ``sigma0 |v| z^2 / g(v) >= 0``, the sigma1 term can return at most ``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -132,10 +133,45 @@ def _check_impedance(parts: list[SegmentedImpedance], report: PassivityReport) -
                              f"(by up to {diff[sel].max():.4g} N): a press/release cycle there generates energy")
     report.cycle_energy_J = float(np.sum(-diff[1::2] * np.diff(nodes)))  # W = integral (F+ - F-) dx
     report.x_range_m = (lo, hi)
-    report.notes.append(f"impedance checked at {x.size} points over {_mm((lo, hi))}; outside it the end "
-                        "segments' parameters continue")
+    _check_beyond(parts, lo, hi, tol, report)
+    report.notes.append(f"impedance checked at {x.size} points over {_mm((lo, hi))} and, beyond it, where the "
+                        "end segments' lines continue")
     if all(p.release is None for p in parts):
         report.notes.append("no release table: the static force depends on x only (conservative)")
+
+
+def _check_beyond(parts: list[SegmentedImpedance], lo: float, hi: float, tol: float,
+                  report: PassivityReport) -> None:
+    """Beyond the tables the kernel continues the end segments (``k x + F0``, seed 001 eq. 8): the releasing
+    minus pressing static force is a line there, and one that rises away from the table (N/m) generates
+    energy from where it crosses zero on, however far out (any workspace may reach it)."""
+    def diff(xs: float) -> float:
+        total = 0.0
+        for p in parts:
+            for d, sign in ((-1, 1.0), (1, -1.0)):
+                _, _, k, f0 = p.parameters_at(np.array([xs]), d)
+                total += sign * float(k[0] * xs + f0[0])
+        return total
+
+    for edge, outward in ((hi, 1.0), (lo, -1.0)):
+        near, far = diff(edge + outward * 1e-3), diff(edge + outward * 1.001)
+        rise = far - near                                  # N over 1 m outward
+        if rise <= tol:
+            continue
+        at_edge = diff(edge)
+        start = edge if at_edge >= -tol else edge - outward * at_edge / rise    # where the line crosses zero
+        span = (start, math.inf) if outward > 0 else (-math.inf, start)
+        ranges = report.active_ranges_m
+        joined = [i for i, (a, b) in enumerate(ranges) if (b if outward > 0 else a) == edge and start == edge]
+        if joined:                                         # an active range inside runs on past the edge
+            a, b = ranges[joined[0]]
+            ranges[joined[0]] = (a, math.inf) if outward > 0 else (-math.inf, b)
+        else:
+            ranges.append(span)
+        side = "beyond" if outward > 0 else "below"
+        report.issues.append(f"{side} the table the end segments' lines continue and the releasing static force "
+                             f"exceeds the pressing one from {start * 1e3:.3f} mm on (by {rise:.4g} N more per "
+                             "metre): a press/release cycle there generates energy")
 
 
 def _friction_notes(f: Friction, report: PassivityReport) -> None:

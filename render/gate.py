@@ -18,11 +18,17 @@ from hapticam.models.base import Model
 from hapticam.models.passivity import check_passivity
 
 
+#: a coupled hybrid key's springs that act on the handle itself, beside the coupling
+#: (:func:`hapticam.models.hybrid_key_kernel.hybrid_key_force`: "the key's springs and keybed at the handle")
+AT_THE_HANDLE = ("keybed_k_Npm", "return_spring_Npm")
+
+
 def stiffnesses_Npm(model: Model, at_force_N: float | None = None) -> list[tuple[str, float]]:
     """Every stiffness the handle feels (keys ending in ``_Npm``, N/m) with its path.
 
-    Two parameters named ``_Npm`` are not N/m on the handle: a coupled hybrid key's inner stiffnesses act
-    on its simulated key, so only the coupling (``coupling_k_Npm``) reaches the handle; and a Hunt-Crossley
+    Two parameters named ``_Npm`` are not N/m on the handle: a coupled hybrid key's inner stiffnesses (its
+    hammer's contact) act on its simulated key, so only the coupling (``coupling_k_Npm``) and the springs the
+    kernel applies at the handle (``AT_THE_HANDLE``: keybed and return spring) reach it; and a Hunt-Crossley
     law ``F = k d^n`` (``law: hunt-crossley``, n > 1) holds k in N/m^n. With ``at_force_N`` (N, the device's
     peak force) such a k is given as its local stiffness where it reaches that force,
     ``dF/dd = n k d^(n-1) = n F / d_F`` with ``d_F = (F / k)^(1 / n)``: its largest over the forces the
@@ -39,7 +45,8 @@ def stiffnesses_Npm(model: Model, at_force_N: float | None = None) -> list[tuple
         if isinstance(node, dict):
             coupling = node.get("coupling_k_Npm")
             if number(coupling) and coupling > 0:
-                found.append((join(path, "coupling_k_Npm"), float(coupling)))
+                found.extend((join(path, key), float(node[key])) for key in ("coupling_k_Npm",) + AT_THE_HANDLE
+                             if number(node.get(key)))
                 return
             k, n = node.get("k_Npm"), node.get("n")
             if node.get("law") == "hunt-crossley" and at_force_N and number(k) and number(n) and n > 1 and k > 0:

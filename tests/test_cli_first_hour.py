@@ -103,9 +103,31 @@ def test_the_gate_reads_the_stiffness_the_handle_feels() -> None:
     assert k == pytest.approx(local, rel=1e-6) and "local, at 8 N" in name
     assert k == pytest.approx(30_000.0, rel=0.01)              # not 1e6
     assert stiffnesses_Npm(wall) == [("k_Npm", 1.0e6)]         # without a force: as written
-    piano = load_model_only("example:piano-key")               # coupled: contact 5e6, keybed 1e5 inside
-    assert stiffnesses_Npm(piano, spec.max_force_N) == [("coupling_k_Npm", piano.coupling_k_Npm)]
-    assert not any("exceeds" in w for w in check_for_device(piano, spec, 1000.0))
+    piano = load_model_only("example:piano-key")               # coupled: contact 5e6 inside, keybed 1e5 at the handle
+    found = dict(stiffnesses_Npm(piano, spec.max_force_N))
+    assert set(found) == {"coupling_k_Npm", "keybed_k_Npm", "return_spring_Npm"}
+    # the kernel's own stiffness at the handle on the keybed, the key held where it is: the three together
+    x = piano.keybed_m + 1e-3
+    state = piano.compile().reset_state()
+    piano.force(x, 0.0, 0.0, 0.0, state)                        # the key at rest under the handle
+    h = 1e-7
+    slope = (piano.force(x + h, 0.0, 0.0, 0.0, state.copy()) - piano.force(x - h, 0.0, 0.0, 0.0, state.copy())) / (2 * h)
+    assert slope == pytest.approx(sum(found.values()), rel=1e-4)
+    assert any("keybed_k_Npm = 1e+05" in w for w in check_for_device(piano, spec, 1000.0))
+
+
+def test_control_refuses_a_coupled_keys_keybed_beyond_the_device() -> None:
+    """A keybed of 1e9 N/m acts on the handle as a contact of 1e9 N/m does: both refused (it was accepted)."""
+    from hapticam.devices.sim import SimParams
+    from hapticam.errors import UsageError
+    from hapticam.models.files import load_model_only
+    from hapticam.render.gate import control_check
+
+    piano = load_model_only("example:piano-key")
+    check = control_check(lambda: piano, SimParams().spec(), 1000.0)
+    check(piano)                                               # as stiff as the current model: allowed
+    with pytest.raises(UsageError, match="1e\\+09 N/m is beyond"):
+        check(type(piano).from_dict({**piano.to_dict(), "keybed_k_Npm": 1.0e9}))
 
 
 @pytest.mark.parametrize("argv, message", [

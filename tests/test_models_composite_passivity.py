@@ -135,10 +135,37 @@ def test_active_constant_table_uses_k_x_plus_f0() -> None:
     release = ImpedanceTable(bp, [0, 0], [0, 0], [50.0, 150.0], [0.3, 0.2])  # above pressing where 50 x - 0.1 > 0
     rep = check_passivity(SegmentedImpedance(press, release))
     assert not rep.passive
-    (lo, hi), = rep.active_ranges_m
-    assert lo == pytest.approx(2e-3, abs=1e-6) and hi == pytest.approx(4e-3, abs=1e-6)
+    # 50 x - 0.1 keeps rising past the table's end, and -50 x below its start (the end segments continue)
+    (lo, hi), (below, zero) = rep.active_ranges_m
+    assert lo == pytest.approx(2e-3, abs=1e-6) and hi == np.inf
+    assert below == -np.inf and zero == 0.0
     # W = int_0^2mm 50 x dx + int_2mm^4mm (0.1 - 50 x) dx = 1e-4 - 1e-4 = 0: exact despite the jump at 2 mm
     assert abs(rep.cycle_energy_J) < 1e-12
+
+
+@pytest.mark.parametrize("side", ["beyond", "below"])
+def test_a_table_whose_end_lines_cross_outside_it_is_active_there(side: str) -> None:
+    """The kernel continues the end segments past the table (k x + F0): press 100 x, release 200 x - 1 on
+    0..10 mm is passive inside but releases above pressing past 10 mm (it passed, and rendered between 12
+    and 28 mm it gave the hand 47 mJ over three cycles); mirrored, below 0."""
+    if side == "beyond":
+        press = ImpedanceTable([0.0, 0.01], [0.0], [0.0], [100.0], [0.0])
+        release = ImpedanceTable([0.0, 0.01], [0.0], [0.0], [200.0], [-1.0])
+    else:                                                   # release - press = -100 x: rises below 0
+        press = ImpedanceTable([0.0, 0.01], [0.0], [0.0], [200.0], [0.0])
+        release = ImpedanceTable([0.0, 0.01], [0.0], [0.0], [100.0], [0.0])
+    rep = check_passivity(SegmentedImpedance(press, release))
+    assert not rep.passive
+    (lo, hi), = rep.active_ranges_m
+    if side == "beyond":
+        assert lo == pytest.approx(0.01, abs=1e-9) and hi == np.inf
+    else:
+        assert lo == -np.inf and hi == pytest.approx(0.0, abs=1e-9)
+    assert any(f"{side} the table the end segments' lines continue" in s for s in rep.issues)
+    # the line itself, closed form: release - press at 1 m out
+    x_out = 1.01 if side == "beyond" else -1.0
+    m = SegmentedImpedance(press, release)
+    assert m.static_force(x_out, -1) - m.static_force(x_out, 1) > 0
 
 
 def test_negative_damping_and_mass_are_flagged() -> None:
