@@ -92,6 +92,12 @@ class LoopConfig:
             raise UsageError(f"rate: must be between {MIN_RATE_HZ:g} and {MAX_RATE_HZ:g} Hz, got {self.rate_hz:g}")
         if self.ring_capacity < 16 or self.event_capacity < 16:
             raise UsageError("ring_capacity and event_capacity must be at least 16")
+        # beta = 1 - exp(-2 pi f_c T) in (0, 1): a cut-off <= 0 makes the velocity filter diverge
+        if not (isinstance(self.velocity_cutoff_hz, (int, float)) and math.isfinite(self.velocity_cutoff_hz)
+                and self.velocity_cutoff_hz > 0.0):
+            raise UsageError(f"velocity cut-off: must be a finite number of Hz > 0, got {self.velocity_cutoff_hz!r}")
+        if not (isinstance(self.spin_us, (int, float)) and math.isfinite(self.spin_us) and self.spin_us >= 0.0):
+            raise UsageError(f"spin: must be a finite number of us >= 0, got {self.spin_us!r}")
         return self
 
 

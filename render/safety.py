@@ -183,7 +183,8 @@ def safety_filter(tick, t, x, dx, v, f_cmd, stale, dev_status, cfg, ctl, srv, ev
     this tick's reading (0 ok, > 0 recoverable fault, < 0 fatal; :mod:`hapticam.devices.base`). See the
     module docstring."""
     dt = cfg[C_DT]
-    srv[S_ENERGY] += srv[S_F_PREV] * dx                  # W(n) = W(n-1) + F_out(n-1) (x(n) - x(n-1))
+    if math.isfinite(dx):                                # a non-finite reading must not poison the sum
+        srv[S_ENERGY] += srv[S_F_PREV] * dx              # W(n) = W(n-1) + F_out(n-1) (x(n) - x(n-1))
     mask = 0
     f = f_cmd
     zero = False

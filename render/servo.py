@@ -138,6 +138,9 @@ def build_servo(force_fn: Callable, flags_fn: Callable, sense_fn: Callable, actu
                 for i in range(ctl[K_SLEN0 + old]):
                     sbuf[new, i] = sbuf[old, i]
                 log_event(ctl, events, k, EV_SET_PARAM, t)
+                if cfg[C_PROXY_M + old] <= 0.0 and cfg[C_PROXY_M + new] > 0.0:
+                    srv[S_XP] = io[IO_X]                   # a proxy switched on starts at the handle
+                    srv[S_VP] = srv[S_V]
             else:
                 log_event(ctl, events, k, EV_SWAP, t)
                 start_ramp(k, t, ctl, srv, events)
@@ -157,7 +160,8 @@ def build_servo(force_fn: Callable, flags_fn: Callable, sense_fn: Callable, actu
             ctl[K_STALE_RUN] = 0
         srv[S_LAST_SEQ] = seq
         stale = ctl[K_STALE_RUN] >= cfg[C_STALE_TICKS]
-        dx = x - srv[S_X_PREV] if srv[S_HAVE_PREV] > 0.0 else 0.0
+        x_ok = math.isfinite(x)
+        dx = x - srv[S_X_PREV] if srv[S_HAVE_PREV] > 0.0 and x_ok else 0.0
         if io[IO_HAS_V] > 0.0:
             v = io[IO_V]
         elif srv[S_HAVE_PREV] > 0.0:
@@ -165,14 +169,19 @@ def build_servo(force_fn: Callable, flags_fn: Callable, sense_fn: Callable, actu
             v = srv[S_V] + cfg[C_VEL_BETA] * (v_raw - srv[S_V])  # v(n) = v(n-1) + beta (dx/T - v(n-1))
         else:
             v = 0.0
-            srv[S_XP] = x
-            srv[S_VP] = 0.0
-        srv[S_V] = v
-        srv[S_X_PREV] = x
-        srv[S_HAVE_PREV] = 1.0
+            if x_ok:
+                srv[S_XP] = x
+                srv[S_VP] = 0.0
+        sensed_ok = x_ok and math.isfinite(v)
+        if sensed_ok:           # a non-finite reading is not kept: the next tick differences from the last good one
+            srv[S_V] = v
+            srv[S_X_PREV] = x
+            srv[S_HAVE_PREV] = 1.0
         # model force
         m = cfg[C_PROXY_M + slot]
-        if m > 0.0:
+        if not sensed_ok:
+            f_cmd = math.nan            # the model does not see a non-finite reading (its state kept); zeroed below
+        elif m > 0.0:
             kc = cfg[C_PROXY_K + slot]
             bc = cfg[C_PROXY_B + slot]
             n_sub = int(cfg[C_PROXY_SUB + slot])
