@@ -102,7 +102,9 @@ def bounce_alpha(bounce: Prepared, values: dict[str, float], tip: tuple[float, f
     let-off, k fixed. Returns alpha, its standard error and a note (NaN when the hammer never bounced)."""
     meas = landing_spikes(bounce, values["hammer_mass_kg"], values["lever_ratio"])[:BOUNCES]
     if meas.size < 2:
-        return math.nan, math.nan, "contact: the oscillation did not make the hammer bounce"
+        return math.nan, math.nan, ("contact: no landing in the oscillation stood out as a spike (a quarter of a "
+                                    f"{MIN_LANDING_MPS:g} m/s landing's impulse within one sample): a felt landing "
+                                    "slowly, or behind a compliant tip, spreads over milliseconds; alpha kept at its prior")
     k = values["contact_k_Npm"]
 
     def residual(z: np.ndarray) -> np.ndarray:

@@ -380,8 +380,8 @@ def identify_hybrid_key(captures: Captures, *,
         se["contact_b_Nspm"] = alpha_se * values["contact_k_Npm"]
         say("oscillation: Hunt-Crossley alpha = b / k from the first landings")
     elif "contact_b_Nspm" not in fixed:
-        fixed["contact_b_Nspm"] = (f"no bouncing oscillation below let-off: kept at alpha k = "
-                                   f"{values['contact_b_Nspm']:g}")
+        why = "no landing of the oscillation was found" if groups["bounce"] else "no oscillation below let-off"
+        fixed["contact_b_Nspm"] = f"{why}: kept at alpha k = {values['contact_b_Nspm']:g}"
     for name in ("keybed_b_Nspm", "key_mass_kg"):
         if name not in se or not math.isfinite(se[name]):
             fixed[name] = f"not excited by these captures: kept at {values[name]:g}"
