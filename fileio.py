@@ -219,13 +219,22 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-def check_output_file(option: str, path: str | os.PathLike[str] | None) -> None:
-    """Refuse, before any work, an output file whose folder does not exist or that is a folder."""
+#: file names a model is written to and read from (YAML or msgpack)
+MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
+MODEL_HINT = "use a .yaml or .msgpack file name"
+
+
+def check_output_file(option: str, path: str | os.PathLike[str] | None, suffixes: tuple[str, ...] = (),
+                      hint: str = "") -> None:
+    """Refuse, before any work, an output file that is a folder, whose name does not end in one of
+    ``suffixes`` (lower case, with the dot; ``hint`` says what to use) or whose folder does not exist."""
     if path is None:
         return
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{option} {p}: is a folder")
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise UsageError(f"{option} {p}: {hint or 'use a ' + ' or '.join(suffixes) + ' file name'}")
     if not (p.parent if str(p.parent) else Path(".")).is_dir():
         raise UsageError(f"{option} {p}: folder {p.parent} does not exist")
 

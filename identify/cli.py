@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from hapticam.errors import UsageError
-from hapticam.fileio import check_output_file, json_safe, report_json
+from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe, report_json
 from hapticam.identify.cli_more import register_contact, register_reproduce
 from hapticam.identify.hybrid.cli import register_hybrid_key
 from hapticam.identify.friction.cli import register_friction
@@ -106,8 +106,6 @@ def _parse_fix(items: list[str]) -> dict[str, float]:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    from pathlib import Path
-
     if not (math.isfinite(args.forgetting) and 0.0 < args.forgetting <= 1.0):
         raise UsageError(f"--forgetting must be in (0, 1], got {args.forgetting}")
     if args.grid_mm is not None and not (math.isfinite(args.grid_mm) and args.grid_mm > 0):
@@ -118,13 +116,7 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-segments must be >= 1, got {args.max_segments}")
     if args.cutoff_hz is not None and not (math.isfinite(args.cutoff_hz) and args.cutoff_hz > 0):
         raise UsageError(f"--cutoff-hz must be a positive number, got {args.cutoff_hz}")
-    out = Path(args.output)
-    if out.is_dir():
-        raise UsageError(f"-o {args.output}: is a directory")
-    if out.suffix.lower() not in (".yaml", ".yml", ".msgpack", ".mpk"):
-        raise UsageError(f"-o {args.output}: use a .yaml or .msgpack file name")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise UsageError(f"-o {args.output}: folder {out.parent} does not exist")
+    check_output_file("-o", args.output, MODEL_SUFFIXES, MODEL_HINT)
 
 
 class _Progress:

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from hapticam.errors import UsageError
-from hapticam.fileio import check_output_file, json_safe
+from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe
 
-MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
 
 
 def register_contact(isub: argparse._SubParsersAction) -> None:
@@ -41,11 +40,8 @@ def _cmd_contact(args: argparse.Namespace) -> int:
     from hapticam.identify.contact.plot import convergence_figure
     from hapticam.models.files import make_provenance, save_model
 
+    check_output_file("-o", args.output, MODEL_SUFFIXES, MODEL_HINT)
     out = Path(args.output)
-    if out.suffix.lower() not in MODEL_SUFFIXES:
-        raise UsageError(f"-o {args.output}: use a .yaml or .msgpack file name")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise UsageError(f"-o {args.output}: folder {out.parent} does not exist")
     if args.probe_stiffness is not None and not (math.isfinite(args.probe_stiffness) and args.probe_stiffness > 0):
         raise UsageError(f"--probe-stiffness: a positive stiffness in N/m, got {args.probe_stiffness}")
     if args.plot and Path(args.plot).suffix.lower() != ".png":

@@ -102,7 +102,7 @@ def test_bad_arguments_exit_2_without_output(tmp_path, capsys, extra, pattern):
 def test_bad_output_paths(tmp_path, capsys):
     cap = _capture(tmp_path, seconds=5.0)
     for out, pattern in ((tmp_path / "m.txt", "use a .yaml or .msgpack"), (tmp_path / "no" / "m.yaml", "does not exist"),
-                         (tmp_path, "is a directory")):
+                         (tmp_path, "is a folder")):
         assert main(["identify", "impedance", str(cap), "-o", str(out)]) == 2
         assert pattern in capsys.readouterr().err
 

@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from hapticam.errors import UsageError
-from hapticam.fileio import json_safe
+from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe
 
-MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
 EXPERIMENTS = ("auto", "spin-down", "speeds")
 
 
@@ -60,11 +59,7 @@ def register_friction(isub: argparse._SubParsersAction) -> None:
 def _check_args(args: argparse.Namespace) -> None:
     from hapticam.identify.friction.product import LAWS
 
-    out = Path(args.output)
-    if out.suffix.lower() not in MODEL_SUFFIXES:
-        raise UsageError(f"-o {args.output}: use a .yaml or .msgpack file name")
-    if out.is_dir() or not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise UsageError(f"-o {args.output}: not a file in an existing folder")
+    check_output_file("-o", args.output, MODEL_SUFFIXES, MODEL_HINT)
     if args.law not in LAWS:
         raise UsageError(f"--law {args.law}: unknown friction law; choose one of {', '.join(LAWS)}")
     if args.inertia is not None and not (math.isfinite(args.inertia) and args.inertia > 0.0):

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from hapticam.errors import UsageError
-from hapticam.fileio import json_safe
+from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe
 
-MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
 #: The simulated device the coupling is chosen for by default (``hapticam.devices.sim.SimParams``).
 DEVICE_DAMPING_NSPM, RENDER_RATE_HZ = 2.0, 1000.0
 #: The simulated device's handle mass (kg), for the rendered friction's width (``SimParams.handle_mass_kg``).
@@ -74,11 +73,8 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     from hapticam.models.files import make_provenance, save_model
     from hapticam.models.hybrid_key import coupling_for_device
 
+    check_output_file("-o", args.output, MODEL_SUFFIXES, MODEL_HINT)
     out = Path(args.output)
-    if out.suffix.lower() not in MODEL_SUFFIXES:
-        raise UsageError(f"-o {args.output}: use a .yaml or .msgpack file name")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise UsageError(f"-o {args.output}: folder {out.parent} does not exist")
     _positive("--probe-stiffness", args.probe_stiffness)
     _positive("--probe-damping", args.probe_damping, allow_zero=True)
     _positive("--device-damping", args.device_damping)

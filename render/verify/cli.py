@@ -12,7 +12,7 @@ import numpy as np
 
 from hapticam.capture_columns import AXIS_UNITS, axis_of
 from hapticam.errors import UsageError
-from hapticam.fileio import json_safe
+from hapticam.fileio import MODEL_SUFFIXES, check_output_file, json_safe
 from hapticam.render.verify.features import POSITION_JND_M, Thresholds
 
 EXIT_FAILED = 1
@@ -172,7 +172,6 @@ def summary_table(result) -> str:
     return "\n".join(lines)
 
 
-MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
@@ -180,11 +179,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from hapticam.models.files import load_model
     from hapticam.identify.plot import plot
 
+    check_output_file("-o", args.output, (".png",), "the plot is a PNG; use a .png file name")
     out = Path(args.output)
-    if out.suffix.lower() != ".png":
-        raise UsageError(f"-o {args.output}: the plot is a PNG; use a .png file name")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise UsageError(f"-o {args.output}: folder {out.parent} does not exist")
     captures, models = [], []
     for name in args.files:
         if name.startswith("example:") or Path(name).suffix.lower() in MODEL_SUFFIXES:

@@ -11,9 +11,8 @@ from typing import Any
 import numpy as np
 
 from hapticam.errors import UsageError
-from hapticam.fileio import json_safe
+from hapticam.fileio import MODEL_SUFFIXES, json_safe
 
-MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
