@@ -159,8 +159,8 @@ class Capture:
         if bad.size:
             i = int(bad[0]) + 1
             what = "duplicated" if dt[bad[0]] == 0 else "decreasing"
-            raise CaptureError(f"{name}: time is {what} at sample {i} (t_s {self.t_s[i - 1]!r} then "
-                               f"{self.t_s[i]!r}); time must increase strictly")
+            raise CaptureError(f"{name}: time is {what} at sample {i} (t_s {float(self.t_s[i - 1])!r} then "
+                               f"{float(self.t_s[i])!r}); time must increase strictly")
         med = float(np.median(dt))
         check_time_unit(name, med, float(self.t_s[-1] - self.t_s[0]), n, self.metadata)
         dt /= med                                        # |dt / median(dt) - 1|, in place (bounded memory)

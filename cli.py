@@ -15,7 +15,7 @@ import traceback
 from typing import Sequence
 
 from hapticam._version import __version__
-from hapticam.errors import HapticError
+from hapticam.errors import HapticError, missing_subcommand
 
 #: Modules whose ``register(subparsers, bench)`` adds subcommands, in help order.
 COMMAND_MODULES = (
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_parser = sub.add_parser("bench", help="benchmarks (each runs its peer in the same run and reports ratios)",
                                   description="Benchmarks that ship with hapticam.")
     bench = bench_parser.add_subparsers(dest="bench", metavar="BENCH", parser_class=_Parser)
-    bench_parser.set_defaults(func=lambda args: (bench_parser.print_help(), EXIT_USAGE)[1])
+    bench_parser.set_defaults(func=lambda args: missing_subcommand(bench_parser.prog))
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub, bench)
     return parser

@@ -50,3 +50,8 @@ class ControlError(HapticError, ValueError):
 
 class UsageError(HapticError, ValueError):
     """A command-line argument is invalid."""
+
+
+def missing_subcommand(prog: str) -> int:
+    """What a command group given no subcommand does (``hapticam identify``): one error line, exit 2."""
+    raise UsageError(f"'{prog}' needs a subcommand (see '{prog} --help')")

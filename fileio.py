@@ -219,6 +219,20 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
+def make_output_folder(option: str, path: str | os.PathLike[str]) -> bool:
+    """Create the output folder ``path`` (and its parents) or refuse it with one message; return whether it
+    was created here (so a command that fails before writing anything can remove it again)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{option} {p}: exists and is not a folder")
+    created = not p.exists()
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{option} {p}: cannot create the folder ({exc.strerror or exc})") from None
+    return created
+
+
 #: file names a model is written to and read from (YAML or msgpack)
 MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
 MODEL_HINT = "use a .yaml or .msgpack file name"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from hapticam.errors import UsageError
+from hapticam.fileio import make_output_folder
 
 #: targets whose dynamics (a hammer in flight) a segmented impedance model cannot hold: identify hybrid-key
 HYBRID_TARGETS = ("piano-key", "hybrid-key")
@@ -59,9 +59,7 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
                say: Callable[[str], None] = print) -> CameraRun:
     """Run the four stages (module notes), writing every artefact into ``out_dir``; return the numbers."""
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out: {out} exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_folder("--out", out)
     result = CameraRun(out_dir=out)
 
     if capture_path is None and target in HYBRID_TARGETS:

@@ -258,6 +258,12 @@ def _raised_cosine(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return w, dw, ddw
 
 
+#: highest frequency (Hz) an excitation may ask of the probe: its servo (200 Hz bandwidth by default,
+#: :class:`hapticam.devices.probe.ProbeSpec`) follows a few hundred; the multisine's peak search samples
+#: 20 points per period of the highest tone over the whole duration
+MAX_EXCITATION_HZ = 1000.0
+
+
 @dataclass(frozen=True)
 class Multisine:
     """Random-phase multisine: ``x = c + A e(t) s(t) / S``.
@@ -302,6 +308,9 @@ class Multisine:
         _finite("ramp_s", self.ramp_s, nonnegative=True)
         if self.f_max_hz < self.f_min_hz:
             raise UsageError(f"f_max_hz ({self.f_max_hz:g}) is below f_min_hz ({self.f_min_hz:g})")
+        if self.f_max_hz > MAX_EXCITATION_HZ:
+            raise UsageError(f"f_max_hz {self.f_max_hz:g}: at most {MAX_EXCITATION_HZ:g} Hz (a probe's carriage "
+                             "follows a few hundred)")
         if not isinstance(self.n_tones, (int, np.integer)) or not 1 <= self.n_tones <= 1000:
             raise UsageError(f"n_tones: must be an integer from 1 to 1000, got {self.n_tones!r}")
         if 2.0 * self.ramp_s > self.duration_s:
@@ -469,6 +478,9 @@ def make_excitation(kind: str, lo_m: float, hi_m: float, duration_s: float | Non
         f_lo, f_hi = (_finite("band low", band_hz[0], positive=True), _finite("band high", band_hz[1], positive=True))
         if f_hi < f_lo:
             raise UsageError(f"band: high end {f_hi:g} Hz is below low end {f_lo:g} Hz")
+        if f_hi > MAX_EXCITATION_HZ:
+            raise UsageError(f"band: high end {f_hi:g} Hz is above {MAX_EXCITATION_HZ:g} Hz (a probe's carriage "
+                             "follows a few hundred)")
     if kind == "sweep":
         f0, f1 = band_hz if band_hz is not None else (1.0, 4.0)
         return SweptSine(c, a, f_start_hz=f0, f_end_hz=f1, duration_s=90.0 if duration_s is None else duration_s)

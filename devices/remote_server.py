@@ -47,6 +47,17 @@ class ServeStats:
     endpoint: str = ""
 
 
+def port_problem(address: str) -> str | None:
+    """What is wrong with a tcp:// endpoint's port (None if nothing): a number from 0 to 65535 or ``*``
+    (ZeroMQ would otherwise bind another port than the one printed)."""
+    if not address.startswith("tcp://"):
+        return None
+    port = address.rsplit(":", 1)[-1] if address.count(":") >= 2 else ""
+    if port == "*" or (port.isdigit() and int(port) <= 65535):
+        return None
+    return f"{address}: the port must be a number from 0 to 65535 (or *), got {port or 'none'!r}"
+
+
 def check_bind_address(address: str, allow_network: bool = False) -> str:
     """``address`` if it is a loopback TCP endpoint or ipc/inproc; another interface needs ``allow_network``
     (a served device accepts force commands from whoever connects)."""
@@ -57,6 +68,8 @@ def check_bind_address(address: str, allow_network: bool = False) -> str:
         return address
     if scheme != "tcp":
         raise UsageError(f"serve address: tcp://, ipc:// or inproc://, got {address!r}")
+    if (problem := port_problem(address)) is not None:
+        raise UsageError(f"serve address {problem}")
     host = urlsplit(address).hostname or ""
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback

@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any
 
-from hapticam.errors import UsageError
+from hapticam.errors import UsageError, missing_subcommand
 from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe, report_json
 from hapticam.identify.cli_more import register_contact, register_reproduce
 from hapticam.identify.hybrid.cli import register_hybrid_key
@@ -85,8 +85,11 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
 
 
 def _no_command(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
-    return 2
+    return missing_subcommand(parser.prog)
+
+
+#: the EWLS bench's largest run: 10 million samples (seed 001's capture is 360,000)
+MAX_BENCH_SAMPLES = 10_000_000
 
 
 def _parse_fix(items: list[str]) -> dict[str, float]:
@@ -100,8 +103,8 @@ def _parse_fix(items: list[str]) -> dict[str, float]:
             out[key] = float(val)
         except ValueError:
             raise UsageError(f"--fix {item!r}: {val!r} is not a number") from None
-        if not math.isfinite(out[key]):
-            raise UsageError(f"--fix {item!r}: value must be finite")
+        if not (math.isfinite(out[key]) and out[key] >= 0.0):
+            raise UsageError(f"--fix {item!r}: a finite value >= 0 (a negative mass or damping generates energy)")
     return out
 
 
@@ -223,10 +226,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     from hapticam.identify.bench import DEFAULT_CAPTURES, format_table, run_bench, run_pipeline_bench
 
-    if args.samples < 1000:
-        raise UsageError(f"--samples must be >= 1000, got {args.samples}")
-    if args.repeat < 1:
-        raise UsageError(f"--repeat must be >= 1, got {args.repeat}")
+    if not 1000 <= args.samples <= MAX_BENCH_SAMPLES:    # about 300 bytes a sample across the peers
+        raise UsageError(f"--samples must be from 1000 to {MAX_BENCH_SAMPLES:,}, got {args.samples}")
+    if not 1 <= args.repeat <= 100:
+        raise UsageError(f"--repeat must be from 1 to 100, got {args.repeat}")
     check_output_file("--json-file", args.json_file)
     check_output_file("--plot", args.plot)
     folder = Path(args.captures) if args.captures else DEFAULT_CAPTURES

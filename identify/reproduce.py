@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from hapticam.errors import UsageError
+from hapticam.fileio import make_output_folder
 
 #: the subpackages whose ``reproduce`` module declares experiments
 SOURCES = ("hapticam.identify.contact.reproduce", "hapticam.identify.friction.reproduce",
@@ -57,7 +58,7 @@ def run(name: str, out_dir: Path, quick: bool = False) -> ReproResult:
     table = experiments()
     if name not in table:
         raise UsageError(f"unknown experiment {name!r}; known: {', '.join(table)} (hapticam reproduce --list)")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_output_folder("-o", out_dir)
     return table[name].run(out_dir, quick)
 
 

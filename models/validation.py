@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 import numpy as np
@@ -35,11 +37,19 @@ def as_float(field: str, value: Any, *, min_value: float | None = None, strict_m
     return out
 
 
+#: a number YAML 1.1 leaves as text (an exponent without a dot or a sign: 3e3, 1E-4)
+_LOOKS_NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+_YAML_FLOAT = re.compile(r"^[-+]?(\d[\d_]*)?\.[\d.]*([eE][-+]\d+)?$")     # YAML 1.1's float
+
+
 def _type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, str):
-        return f"the string {value[:20]!r} (write numbers without quotes)"
+        text = value.strip()
+        hint = ("YAML reads 3e3 as text: write 3.0e+3" if _LOOKS_NUMERIC.match(text) and not _YAML_FLOAT.match(text)
+                else "write numbers without quotes")
+        return f"the string {value[:20]!r} ({hint})"
     return "nothing" if value is None else type(value).__name__
 
 

@@ -225,6 +225,10 @@ def _address(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not an address (tcp://HOST:PORT or ipc://PATH; an option's address follows it, and "
             "for its default address put the option after the model)")
+    from hapticam.devices.remote_server import port_problem
+
+    if (problem := port_problem(text)) is not None:
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 
@@ -256,6 +260,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     _positive("--seconds", args.seconds)
     _finite("--seconds", args.seconds)
+    if args.seconds > 3600.0:
+        raise UsageError(f"--seconds: at most 3600 s a run, got {args.seconds:g}")
     check_output_file("--json-file", args.json_file)
     check_output_file("--plot", args.plot)
     if args.plot is not None and args.device is not None:

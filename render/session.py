@@ -82,8 +82,8 @@ class RenderSession:
 
             check_model = control_check(lambda: self.loop.model, device.spec, config.rate_hz)
         if safety is not None and safety.passivity:
+            _passivity_controller_check(model, device, config.rate_hz)     # the model to render now
             check_model = _with_passivity_check(check_model, device, config.rate_hz)
-            check_model(model)
         self.loop = ServoLoop(model, device, config, safety)
         self.recorder = Recorder(metadata)
         self.notes = self._stale_notes([Path(record).parent if record else None, Path(record_dir) if control else None])
@@ -187,16 +187,21 @@ class RenderSession:
                 self.loop.finish_simulated()
 
 
-def _with_passivity_check(check: Callable[[Any], None] | None, device: Device,
-                          rate_hz: float) -> Callable[[Any], None]:
-    """``check`` plus the passivity controller's own limit (:func:`~hapticam.render.safety.check_passivity_controller`)."""
+def _passivity_controller_check(model: Any, device: Device, rate_hz: float) -> None:
+    """The passivity controller's own limit (:func:`~hapticam.render.safety.check_passivity_controller`)."""
     from hapticam.render.safety import check_passivity_controller, rendered_stiffness_Npm
 
+    if isinstance(model, Model):
+        check_passivity_controller(rendered_stiffness_Npm(model, device.spec), device.spec, rate_hz)
+
+
+def _with_passivity_check(check: Callable[[Any], None] | None, device: Device,
+                          rate_hz: float) -> Callable[[Any], None]:
+    """``check`` (a swap's, which compares with the loop's current model) plus the passivity controller's limit."""
     def checked(model: Any) -> None:
         if check is not None:
             check(model)
-        if isinstance(model, Model):
-            check_passivity_controller(rendered_stiffness_Npm(model, device.spec), device.spec, rate_hz)
+        _passivity_controller_check(model, device, rate_hz)
     return checked
 
 

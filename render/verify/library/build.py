@@ -20,11 +20,13 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from hapticam.errors import DependencyMissingError, UsageError
+from hapticam.fileio import make_output_folder
 from hapticam.render.verify.library.catalogue import write_index
 from hapticam.render.verify.library.entry import entry_key, process_capture
 
@@ -67,9 +69,8 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
     """Build (or complete) the library at ``out`` from the captures in ``paths`` (module notes)."""
     captures = collect_captures(paths)
     library = Path(out)
-    if library.exists() and not library.is_dir():
-        raise UsageError(f"{library}: exists and is not a folder")
-    library.mkdir(parents=True, exist_ok=True)
+    executor = _executor(jobs, dask)                  # its settings checked before anything is written
+    created = make_output_folder("-o", library)
     settings = {"allow_active": bool(allow_active), "pipeline": "impedance-passive-v1"}
     report = BuildReport()
     todo, first_of = [], {}
@@ -88,7 +89,7 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
             todo.append(path)
     bar = _progress(len(captures), report, quiet)
     try:
-        with _executor(jobs, dask) as (submit, as_completed):
+        with executor as (submit, as_completed):
             futures = [submit(process_capture, str(p), str(library), settings) for p in todo]
             for fut in as_completed(futures):
                 entry = fut.result()
@@ -99,6 +100,10 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
                     report.failures.append((entry.get("source", "?"), entry.get("reason", "")))
                 bar.update(1)
                 bar.set_postfix(done=report.done, failed=report.failed, skipped=report.skipped)
+    except BaseException:
+        if created and library.is_dir() and not any(library.iterdir()):
+            library.rmdir()                           # nothing was written (no scheduler): no empty library left
+        raise
     finally:
         bar.close()
     report.entries = write_index(library)
@@ -113,12 +118,20 @@ def _status(entry_path: Path) -> str | None:
         return None
 
 
+#: most worker processes a build starts (a worker per core is what helps; thousands only exhaust memory)
+MAX_JOBS = max(64, 4 * (os.cpu_count() or 1))
+#: a Dask scheduler address: protocol://... (tcp, tls, inproc, ucx) or host:port
+DASK_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+]*://\S+|[^\s:/]+:\d{1,5})$")
+
+
 class _executor:
     """``(submit, as_completed)`` of a local process pool, a Dask cluster, or this process (jobs = 1)."""
 
     def __init__(self, jobs: int | None, dask: str | None) -> None:
-        if jobs is not None and jobs < 1:
-            raise UsageError(f"--jobs must be >= 1, got {jobs}")
+        if jobs is not None and not 1 <= jobs <= MAX_JOBS:
+            raise UsageError(f"--jobs must be from 1 to {MAX_JOBS}, got {jobs}")
+        if dask and not DASK_ADDRESS.match(dask):
+            raise UsageError(f"--dask {dask}: not a scheduler address like tcp://HOST:8786")
         self.jobs = jobs or os.cpu_count() or 1
         self.dask = dask
         self._pool: Any = None
@@ -131,7 +144,7 @@ class _executor:
                 raise DependencyMissingError("--dask needs dask.distributed (pip install 'hapticam[dask]')") from exc
             try:
                 self._pool = Client(self.dask, timeout="10s")
-            except (OSError, TimeoutError) as exc:
+            except (OSError, TimeoutError, ValueError) as exc:
                 raise UsageError(f"--dask {self.dask}: cannot reach the scheduler ({exc})") from exc
             return self._pool.submit, as_completed
         if self.jobs == 1:

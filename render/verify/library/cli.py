@@ -10,8 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.errors import UsageError
+from hapticam.errors import UsageError, missing_subcommand
 from hapticam.fileio import MODEL_SUFFIXES, json_safe
+
+#: most copies of each capture the build bench writes (each is a file in a temporary folder)
+MAX_COPIES = 100
 
 
 
@@ -49,7 +52,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     c.add_argument("b", metavar="B")
     c.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     c.set_defaults(func=_cmd_compare)
-    lib.set_defaults(func=lambda args: (lib.print_help(), 2)[1])
+    lib.set_defaults(func=lambda args: missing_subcommand(lib.prog))
 
     bl = bench.add_parser("library", help="library build throughput: 1 process, all cores, a Dask LocalCluster",
                           description="Captures per second of a library build with one process, with every "
@@ -168,8 +171,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from hapticam.render.verify.library.bench import format_table, run_bench
 
-    if args.copies < 1:
-        raise UsageError(f"--copies must be >= 1, got {args.copies}")
+    if not 1 <= args.copies <= MAX_COPIES:
+        raise UsageError(f"--copies must be from 1 to {MAX_COPIES}, got {args.copies}")
     results = run_bench(args.captures, copies=args.copies, progress=lambda m: print(m, file=sys.stderr))
     print(json.dumps(json_safe(results)) if args.json else format_table(results))
     return 0
