@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from hapticam.errors import UsageError
 from hapticam.fileio import make_output_folder
 
 #: targets whose dynamics (a hammer in flight) a segmented impedance model cannot hold: identify hybrid-key
@@ -58,6 +59,12 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
                out_dir: str | Path = "hapticam-demo", sweep_s: float = 90.0, seed: int = 0,
                say: Callable[[str], None] = print) -> CameraRun:
     """Run the four stages (module notes), writing every artefact into ``out_dir``; return the numbers."""
+    if capture_path is None:
+        from hapticam.devices.targets import get_target
+
+        if getattr(get_target(target), "axis", "linear") == "rotary":
+            raise UsageError(f"--target {target}: a rotary target (angles, torques); the demo identifies keys "
+                             "pressed along a line (a knob: hapticam probe, then hapticam identify friction)")
     out = Path(out_dir)
     make_output_folder("--out", out)
     result = CameraRun(out_dir=out)

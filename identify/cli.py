@@ -14,6 +14,8 @@ import json
 import math
 from typing import Any
 
+import numpy as np
+
 from hapticam.errors import UsageError, missing_subcommand
 from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe, report_json
 from hapticam.identify.cli_more import register_contact, register_reproduce
@@ -92,6 +94,10 @@ def _no_command(parser: argparse.ArgumentParser) -> int:
 MAX_BENCH_SAMPLES = 10_000_000
 
 
+#: the largest mass (kg) and damping (N s/m) --fix takes (a key's are grams and a few N s/m)
+MAX_FIX = {"m": 100.0, "b": 1.0e5}
+
+
 def _parse_fix(items: list[str]) -> dict[str, float]:
     out: dict[str, float] = {}
     for item in items:
@@ -103,8 +109,9 @@ def _parse_fix(items: list[str]) -> dict[str, float]:
             out[key] = float(val)
         except ValueError:
             raise UsageError(f"--fix {item!r}: {val!r} is not a number") from None
-        if not (math.isfinite(out[key]) and out[key] >= 0.0):
-            raise UsageError(f"--fix {item!r}: a finite value >= 0 (a negative mass or damping generates energy)")
+        if not (math.isfinite(out[key]) and 0.0 <= out[key] <= MAX_FIX[key]):
+            raise UsageError(f"--fix {item!r}: a value from 0 to {MAX_FIX[key]:g} (a negative mass or damping "
+                             "generates energy)")
     return out
 
 
@@ -151,6 +158,14 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
         raise UsageError("--probe-stiffness: a positive stiffness in N/m, used with --bottom-out")
     capture = load_capture(args.capture)
     other = load_capture(args.validate) if args.validate else None
+    from hapticam.capture_columns import axis_of
+
+    for option, cap in (("CAPTURE", capture), ("--validate", other)):
+        if cap is not None and axis_of(cap.metadata) == "rotary":
+            raise UsageError(f"{option} {cap.name}: a rotary capture (angles, torques); identify impedance fits "
+                             "keys pressed along a line (a knob: hapticam identify friction)")
+    if other is not None and not np.ptp(other.f_N[other.valid]) > 0.0:
+        raise UsageError(f"--validate {other.name}: its force never changes; there is nothing to validate against")
     bottom = None
     if args.bottom_out:
         from hapticam.identify.contact.bottom_out import split_at_bottom_out

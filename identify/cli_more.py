@@ -64,10 +64,13 @@ def _cmd_contact(args: argparse.Namespace) -> int:
                            metrics={k: v for k, v in (("k_se_Npm", fit.k_se), ("b_se_Nspm", fit.b_se))
                                     if math.isfinite(v)},      # an estimator without standard errors (IA)
                            notes=[fit.b_verdict, *fit.notes])
-    save_model(out, model, provenance=prov)
-    if args.plot:
-        convergence_figure(fit, args.plot)
+    if args.plot:                                  # the figure first: a figure that cannot be written leaves no model
+        try:
+            convergence_figure(fit, args.plot)
+        except OSError as exc:
+            raise UsageError(f"--plot {args.plot}: cannot write it ({exc.strerror or exc})") from None
         summary["plot"] = args.plot
+    save_model(out, model, provenance=prov)
     if args.json:
         print(json.dumps(json_safe(summary)))
         return 0

@@ -37,7 +37,7 @@ def test_a_command_group_without_its_subcommand_says_so_on_stderr(group: str, ca
     (["bench", "identify", "--repeat", "1", "--samples", "1000000000"], "--samples must be from 1000"),
     (["bench", "library", "--copies", "1000000", CAPTURE], "--copies must be from 1"),
     (["bench", "render", "--seconds", "1e9"], "at most 3600 s"),
-    (["identify", "impedance", CAPTURE, "-o", "{tmp}/o.yaml", "--fix", "m=-1"], "a finite value >= 0"),
+    (["identify", "impedance", CAPTURE, "-o", "{tmp}/o.yaml", "--fix", "m=-1"], "a negative mass or damping"),
     (["render", "example:linear-key", "--simulated-clock", "--telemetry", "tcp://127.0.0.1:99999"],
      "from 0 to 65535"),
     (["device", "serve", "tcp://127.0.0.1:99999", "--duration", "1"], "from 0 to 65535"),
@@ -65,3 +65,33 @@ def test_a_repeated_time_is_shown_as_numbers(tmp_path, capsys) -> None:
     assert main(["identify", "impedance", str(capture), "-o", str(tmp_path / "o.yaml")]) == 2
     err = capsys.readouterr().err
     assert "time is duplicated at sample 1 (t_s 0.0 then 0.0)" in err and "np.float64" not in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["identify", "impedance", CAPTURE, "-o", "{tmp}/o.yaml", "--fix", "b=1e300"], "--fix"),
+    (["identify", "friction", "{tmp}/sd.csv", "-o", "{tmp}/f.yaml", "--inertia", "1e300"], "--inertia"),
+    (["identify", "hybrid-key", "{tmp}/sd.csv", "-o", "{tmp}/k.yaml", "--device-damping", "1e300"], "--device-damping"),
+    (["identify", "impedance", "{tmp}/sd.csv", "-o", "{tmp}/o.yaml"], "a rotary capture"),
+    (["identify", "impedance", CAPTURE, "-o", "{tmp}/o.yaml", "--validate", "{tmp}/flat.csv"], "never changes"),
+    (["demo", "--target", "knob", "--out", "{tmp}/dk"], "a rotary target"),
+])
+def test_options_beyond_physics_and_the_wrong_axis_are_refused(argv, message, tmp_path, capsys) -> None:
+    """A knob's spin-down given to identify impedance was read as 8.4 m of travel; --inertia 1e300 flooded
+    stderr with warnings and blamed the output file; a validation capture with a flat force gave a -inf fit."""
+    assert main(["probe", "knob", "-o", str(tmp_path / "sd.csv"), "--excitation", "spin-down", "--duration", "2"]) == 0
+    (tmp_path / "flat.csv").write_text("t_s,x_m,force_N\n" + "".join(f"{i * 0.001},{i * 1e-5},0\n" for i in range(400)))
+    before = set(tmp_path.iterdir())
+    capsys.readouterr()
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and "Warning" not in err
+    assert set(tmp_path.iterdir()) == before
+
+
+def test_a_library_build_with_a_capture_it_cannot_read_exits_1(tmp_path, capsys) -> None:
+    """It exited 0 with every capture failed; the failed entry is kept in the library, marked failed."""
+    bad = tmp_path / "img.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
+    assert main(["library", "build", str(bad), "-o", str(tmp_path / "lib"), "--jobs", "1", "--quiet"]) == 1
+    out, err = capsys.readouterr()
+    assert "0 built, 1 failed" in out and "could not be built" in err

@@ -56,19 +56,23 @@ def register_friction(isub: argparse._SubParsersAction) -> None:
     f.set_defaults(func=_cmd_friction)
 
 
+#: the largest moment of inertia the spin-down fit takes (kg m^2: a 1 m, 100 kg flywheel; a knob's is 1e-6)
+MAX_INERTIA_KGM2 = 100.0
+
+
 def _check_args(args: argparse.Namespace) -> None:
     from hapticam.identify.friction.product import LAWS
 
     check_output_file("-o", args.output, MODEL_SUFFIXES, MODEL_HINT)
     if args.law not in LAWS:
         raise UsageError(f"--law {args.law}: unknown friction law; choose one of {', '.join(LAWS)}")
-    if args.inertia is not None and not (math.isfinite(args.inertia) and args.inertia > 0.0):
-        raise UsageError(f"--inertia: a moment of inertia > 0 in kg m^2, got {args.inertia:g}")
+    if args.inertia is not None and not (math.isfinite(args.inertia) and 0.0 < args.inertia <= MAX_INERTIA_KGM2):
+        raise UsageError(f"--inertia: a moment of inertia in (0, {MAX_INERTIA_KGM2:g}] kg m^2, got {args.inertia:g}")
     if args.added_inertia is not None:
         if len(args.added_inertia) != len(args.captures):
             raise UsageError(f"--added-inertia: one value per capture ({len(args.captures)}), got "
                              f"{len(args.added_inertia)}")
-        if any(not (math.isfinite(a) and a >= 0.0) for a in args.added_inertia):
+        if any(not (math.isfinite(a) and 0.0 <= a <= MAX_INERTIA_KGM2) for a in args.added_inertia):
             raise UsageError("--added-inertia: each value must be >= 0 kg m^2")
     if args.window_ms is not None and not (math.isfinite(args.window_ms) and 0.0 < args.window_ms <= 1000.0):
         raise UsageError(f"--window-ms: from 0 to 1000 ms, got {args.window_ms:g}")

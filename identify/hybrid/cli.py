@@ -79,6 +79,9 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     _positive("--probe-damping", args.probe_damping, allow_zero=True)
     _positive("--device-damping", args.device_damping)
     _positive("--render-rate", args.render_rate)
+    if args.device_damping > 1000.0 or not 100.0 <= args.render_rate <= 100_000.0:
+        raise UsageError("--device-damping: at most 1000 N s/m, and --render-rate from 100 to 100000 Hz (the "
+                         f"coupling is sized by them), got {args.device_damping:g} and {args.render_rate:g}")
     captures, paths = [], {}          # paths: the name each capture is known by -> the path given
     for path in args.captures:
         if any(Path(path).resolve() == Path(p).resolve() for p in paths.values()):

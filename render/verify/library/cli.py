@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     b = lsub.add_parser("build", help="identify and verify every capture into LIBRARY_DIR (resumable)",
                         description="Identify (passive) and verify every capture (files or folders) in "
                                     "parallel; captures already in the library are skipped; writes "
-                                    "index.json and index.html.")
+                                    "index.json and index.html. Exit 1 when a capture could not be built "
+                                    "(its entry is marked failed).")
     b.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files or folders of them")
     b.add_argument("-o", "--output", required=True, metavar="LIBRARY_DIR", help="library folder (created)")
     b.add_argument("--jobs", type=int, default=None, help="local worker processes (default: all cores)")
@@ -83,7 +84,9 @@ def _cmd_build(args: argparse.Namespace) -> int:
             print(f"  failed: {cap}: {reason}")
         for cap, first in report.duplicates:
             print(f"  skipped: {cap}: the same capture as {first}")
-    return 0
+    if report.failed:                       # the entries that failed are in the library, marked failed
+        print(f"hapticam: {report.failed} of the captures could not be built (listed above)", file=sys.stderr)
+    return 1 if report.failed else 0
 
 
 #: what a key's comparison needs read from both sides (a distance over fewer features says too little)
