@@ -246,7 +246,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if not 1 <= args.repeat <= 100:
         raise UsageError(f"--repeat must be from 1 to 100, got {args.repeat}")
     check_output_file("--json-file", args.json_file)
-    check_output_file("--plot", args.plot)
+    check_output_file("--plot", args.plot, (".png",), "the plot is a PNG; use a .png file name")
     folder = Path(args.captures) if args.captures else DEFAULT_CAPTURES
     if args.captures and not folder.is_dir():
         raise UsageError(f"--captures {args.captures}: not a folder")

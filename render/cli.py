@@ -142,6 +142,10 @@ def _cmd_render(args: argparse.Namespace) -> int:
                          f"{MAX_SIMULATED_TICKS:,} ticks (it holds every tick in memory, 88 bytes each); "
                          "render in real time to stream for longer")
     _positive("--depth-mm", args.depth_mm)
+    if args.depth_mm > 50.0:
+        raise UsageError(f"--depth-mm must be in (0, 50], got {args.depth_mm:g}")
+    if not 0 <= args.seed < 2 ** 63:
+        raise UsageError(f"--seed: must be from 0 to 2^63 - 1, got {args.seed}")
     _positive("--max-force", args.max_force)
     config = LoopConfig(rate_hz=args.rate).checked()
     model = load_model_only(args.model)
@@ -243,6 +247,8 @@ def _cmd_monitor(args: argparse.Namespace) -> int:
 
     _positive("--duration", args.duration)
     _finite("--duration", args.duration)
+    if args.batches is not None and args.batches < 1:
+        raise UsageError(f"--batches must be >= 1, got {args.batches}")
     try:
         counts = monitor(args.address, duration_s=args.duration, batches=args.batches, out=sys.stdout,
                          auth=_auth(args))
@@ -263,7 +269,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.seconds > 3600.0:
         raise UsageError(f"--seconds: at most 3600 s a run, got {args.seconds:g}")
     check_output_file("--json-file", args.json_file)
-    check_output_file("--plot", args.plot)
+    check_output_file("--plot", args.plot, (".png",), "the plot is a PNG; use a .png file name")
     if args.plot is not None and args.device is not None:
         raise UsageError("--plot draws the loop bench's distributions; it does not go with --device")
     from hapticam.render.clock import enable_hygiene

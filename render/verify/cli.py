@@ -91,6 +91,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if args.report:
         report_dir = _report_folder(Path(args.report))
     rate = _positive("--rate", args.rate)
+    from hapticam.render.loop import LoopConfig
+
+    LoopConfig(rate_hz=rate).checked()                 # the loop's own range, before any speed-up is reasoned on
     if args.speedup is not None:
         # at least one servo tick per capture sample, or the replay skips the capture's motion; a quasi-static
         # model may go as fast as verify's own choice (its force depends on positions only)
