@@ -258,10 +258,14 @@ def _raised_cosine(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return w, dw, ddw
 
 
-#: highest frequency (Hz) an excitation may ask of the probe: its servo (200 Hz bandwidth by default,
-#: :class:`hapticam.devices.probe.ProbeSpec`) follows a few hundred; the multisine's peak search samples
-#: 20 points per period of the highest tone over the whole duration
+#: highest frequency (Hz) asked of the probe, whose servo follows a few hundred (ProbeSpec: 200 Hz)
 MAX_EXCITATION_HZ = 1000.0
+
+
+def _check_band(f_lo: float, f_hi: float) -> None:
+    if f_hi < f_lo or f_hi > MAX_EXCITATION_HZ:
+        raise UsageError(f"band: high end {f_hi:g} Hz is below low end {f_lo:g} Hz" if f_hi < f_lo else
+                         f"band: high end {f_hi:g} Hz is above {MAX_EXCITATION_HZ:g} Hz (a probe follows hundreds)")
 
 
 @dataclass(frozen=True)
@@ -306,11 +310,7 @@ class Multisine:
         _finite("f_max_hz", self.f_max_hz, positive=True)
         _duration("duration_s", self.duration_s)
         _finite("ramp_s", self.ramp_s, nonnegative=True)
-        if self.f_max_hz < self.f_min_hz:
-            raise UsageError(f"f_max_hz ({self.f_max_hz:g}) is below f_min_hz ({self.f_min_hz:g})")
-        if self.f_max_hz > MAX_EXCITATION_HZ:
-            raise UsageError(f"f_max_hz {self.f_max_hz:g}: at most {MAX_EXCITATION_HZ:g} Hz (a probe's carriage "
-                             "follows a few hundred)")
+        _check_band(self.f_min_hz, self.f_max_hz)
         if not isinstance(self.n_tones, (int, np.integer)) or not 1 <= self.n_tones <= 1000:
             raise UsageError(f"n_tones: must be an integer from 1 to 1000, got {self.n_tones!r}")
         if 2.0 * self.ramp_s > self.duration_s:
@@ -472,15 +472,9 @@ def make_excitation(kind: str, lo_m: float, hi_m: float, duration_s: float | Non
     if hi < lo:
         raise UsageError(f"excitation range: high end {hi:g} m is below low end {lo:g} m")
     c, a = 0.5 * (lo + hi), 0.5 * (hi - lo)
-    if duration_s is not None:
-        duration_s = _duration("duration_s", duration_s)
+    duration_s = None if duration_s is None else _duration("duration_s", duration_s)
     if band_hz is not None:
-        f_lo, f_hi = (_finite("band low", band_hz[0], positive=True), _finite("band high", band_hz[1], positive=True))
-        if f_hi < f_lo:
-            raise UsageError(f"band: high end {f_hi:g} Hz is below low end {f_lo:g} Hz")
-        if f_hi > MAX_EXCITATION_HZ:
-            raise UsageError(f"band: high end {f_hi:g} Hz is above {MAX_EXCITATION_HZ:g} Hz (a probe's carriage "
-                             "follows a few hundred)")
+        _check_band(_finite("band low", band_hz[0], positive=True), _finite("band high", band_hz[1], positive=True))
     if kind == "sweep":
         f0, f1 = band_hz if band_hz is not None else (1.0, 4.0)
         return SweptSine(c, a, f_start_hz=f0, f_end_hz=f1, duration_s=90.0 if duration_s is None else duration_s)

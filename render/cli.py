@@ -141,11 +141,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
         raise UsageError(f"--duration {args.duration:g} s at {args.rate:g} Hz on the simulated clock is more than "
                          f"{MAX_SIMULATED_TICKS:,} ticks (it holds every tick in memory, 88 bytes each); "
                          "render in real time to stream for longer")
-    _positive("--depth-mm", args.depth_mm)
-    if args.depth_mm > 50.0:
-        raise UsageError(f"--depth-mm must be in (0, 50], got {args.depth_mm:g}")
-    if not 0 <= args.seed < 2 ** 63:
-        raise UsageError(f"--seed: must be from 0 to 2^63 - 1, got {args.seed}")
+    _check_user(args)
     _positive("--max-force", args.max_force)
     config = LoopConfig(rate_hz=args.rate).checked()
     model = load_model_only(args.model)
@@ -221,6 +217,15 @@ def _event_value(event: Any) -> str:
     if event.name in ("ramp-in", "model-swap", "set-param", "stop"):
         return f"{event.value:.4g}"
     return f"model force {event.value:.4g} N"
+
+
+def _check_user(args: argparse.Namespace) -> None:
+    """The simulated user's travel and the simulator's seed (as ``device serve`` takes them)."""
+    _positive("--depth-mm", args.depth_mm)
+    if args.depth_mm > 50.0:
+        raise UsageError(f"--depth-mm must be in (0, 50], got {args.depth_mm:g}")
+    if not 0 <= args.seed < 2 ** 63:
+        raise UsageError(f"--seed: must be from 0 to 2^63 - 1, got {args.seed}")
 
 
 def _address(text: str) -> str:
