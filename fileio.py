@@ -249,8 +249,13 @@ def check_output_file(option: str, path: str | os.PathLike[str] | None, suffixes
         raise UsageError(f"{option} {p}: is a folder")
     if suffixes and p.suffix.lower() not in suffixes:
         raise UsageError(f"{option} {p}: {hint or 'use a ' + ' or '.join(suffixes) + ' file name'}")
-    if not (p.parent if str(p.parent) else Path(".")).is_dir():
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
         raise UsageError(f"{option} {p}: folder {p.parent} does not exist")
+    try:                                    # writable: the file is written at the end, after the work
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        raise UsageError(f"{option} {p}: cannot write in {folder} ({exc.strerror or exc})") from None
 
 
 def report_json(data: Any, to_stdout: bool, json_file: str | os.PathLike[str] | None,

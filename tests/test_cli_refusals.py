@@ -46,6 +46,9 @@ def test_a_command_group_without_its_subcommand_says_so_on_stderr(group: str, ca
     (["render", "example:linear-key", "--simulated-clock", "--seed", "-1"], "--seed"),
     (["render", "example:linear-key", "--simulated-clock", "--depth-mm", "1e9"], "(0, 50]"),
     (["bench", "identify", "--repeat", "1", "--plot", "{tmp}/x.txt"], "the plot is a PNG"),
+    (["identify", "impedance", CAPTURE, "-o", "/proc/x.yaml"], "cannot write in /proc"),
+    (["bench", "soak", "--minutes", "0.05", "--json-file", "/proc/x.json"], "cannot write in /proc"),
+    (["identify", "contact", CAPTURE, "-o", "{tmp}/c.yaml", "--plot", "/proc/x.png"], "cannot write in /proc"),
 ])
 def test_refused_with_one_message_and_nothing_left(argv: list[str], message: str, tmp_path, capsys) -> None:
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
