@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from hapticam.errors import CaptureError
+from hapticam.errors import CaptureError, UsageError
 
 #: a recording's per-tick flags column (render/layout.py: model bits 0-7, safety and ramp bits above)
 RECORDING_FLAGS = "flags"
@@ -53,6 +55,13 @@ def axis_of(metadata: dict) -> str:
     if axis not in AXES:
         raise CaptureError(f"axis: expected one of {', '.join(AXES)}, got {axis!r}")
     return str(axis)
+
+
+def require_linear(capture: Any, name: str, purpose: str) -> None:
+    """Refuse a rotary capture (angles, torques) where keys pressed along a line are expected: ``purpose``
+    says what expects them (e.g. "the library holds keys pressed along a line")."""
+    if axis_of(capture.metadata) == "rotary":
+        raise UsageError(f"{name}: a rotary capture (angles, torques); {purpose}")
 
 
 def parameter_unit(name: str, axis: str) -> str:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from hapticam.devices.cli import seed_arg
 from hapticam.fileio import json_safe
 
 
@@ -23,7 +24,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                         "against it), e.g. a file of tests/data/switch_curves in the repository")
     p.add_argument("--out", metavar="DIR", default="hapticam-demo", help="output folder (default ./hapticam-demo)")
     p.add_argument("--sweep-seconds", type=float, default=90.0, help="swept-sine duration in s (default 90, seed 001)")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the simulated sensors (default 0, at least 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed of the simulated sensors (default 0)")
     p.add_argument("--json", action="store_true",
                    help="print each stage's numbers and the files written as one JSON object (progress on stderr)")
     p.set_defaults(func=_cmd_demo)
@@ -37,8 +38,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     if args.capture is not None and args.target is not None:
         raise UsageError("give either --target or --capture, not both")
-    if not 0 <= args.seed < 2 ** 63:
-        raise UsageError(f"--seed: must be from 0 to 2^63 - 1, got {args.seed}")
     if not (math.isfinite(args.sweep_seconds) and 1.0 <= args.sweep_seconds <= 3600.0):
         raise UsageError(f"--sweep-seconds: must be between 1 and 3600, got {args.sweep_seconds}")
     say = (lambda line: print(line, file=sys.stderr)) if args.json else print   # stdout: only the JSON

@@ -56,7 +56,8 @@ def _nonnegative(text: str) -> float:
     return value
 
 
-def _seed(text: str) -> int:
+def seed_arg(text: str) -> int:
+    """argparse type: a seed from 0 to 2^63 - 1."""
     try:
         value = int(text)
     except ValueError:
@@ -87,7 +88,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--band-hz", type=_positive, nargs=2, metavar=("LO", "HI"),
                    help="sweep or multisine band (defaults 1 4 and 0.5 8)")
     p.add_argument("--rate", type=_positive, default=4000.0, metavar="HZ", help="sample rate (default 4000)")
-    p.add_argument("--seed", type=_seed, default=0, metavar="N", help="seed of sensor noise and multisine phases")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="N", help="seed of sensor noise and multisine phases")
     p.add_argument("--noise-mN", type=_nonnegative, metavar="SD",
                    help="force sensor noise standard deviation in mN (default 2)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",

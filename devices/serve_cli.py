@@ -20,6 +20,7 @@ import signal
 import sys
 import threading
 
+from hapticam.devices.cli import seed_arg
 from hapticam.errors import UsageError
 
 DEFAULT_ADDRESS = "tcp://127.0.0.1:5601"
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     s.add_argument("--user", default="press", choices=("press", "sine", "sweep", "finger"),
                    help="simulated user at the handle (default press)")
     s.add_argument("--depth-mm", type=float, default=4.0, help="travel of the simulated user (mm, default 4)")
-    s.add_argument("--seed", type=int, default=0, help="simulator noise seed (default 0)")
+    s.add_argument("--seed", type=seed_arg, default=0, help="simulator noise seed (default 0)")
     s.add_argument("--duration", type=float, default=None, help="stop after this many seconds (default: Ctrl-C)")
     s.add_argument("--allow-network", action="store_true",
                    help="allow a bind address beyond loopback (no authentication: trusted networks only)")
@@ -52,8 +53,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
         raise UsageError(f"--duration must be a positive number of seconds, got {args.duration:g}")
-    if not (math.isfinite(args.depth_mm) and 0.0 < args.depth_mm <= 50.0):
-        raise UsageError(f"--depth-mm must be in (0, 50], got {args.depth_mm:g}")
     check_bind_address(args.address, args.allow_network)
     user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
     stop = threading.Event()

@@ -12,6 +12,7 @@ constant time by linear interpolation; past the end the last value is held with 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,9 +144,15 @@ def finger(target_m: float = 0.006, duration_s: float = 1.0, *, press_s: float =
 USERS = ("press", "sine", "sweep", "finger")
 
 
+#: the longest travel a named user presses (m): a key's is a few millimetres
+MAX_USER_TRAVEL_M = 0.05
+
+
 def make_user(name: str, duration_s: float, depth_m: float = 0.004) -> User:
     """Build one of the named users (``press``, ``sine``, ``sweep``, ``finger``) for ``duration_s``,
-    scaled to a travel of ``depth_m``."""
+    scaled to a travel of ``depth_m`` (m, in (0, ``MAX_USER_TRAVEL_M``])."""
+    if not (math.isfinite(depth_m) and 0.0 < depth_m <= MAX_USER_TRAVEL_M):
+        raise UsageError(f"--depth-mm must be in (0, {MAX_USER_TRAVEL_M * 1e3:g}], got {depth_m * 1e3:g}")
     if name == "press":
         return press(depth_m, duration_s, cycles=max(1, int(round(duration_s))))
     if name == "sine":

@@ -158,12 +158,12 @@ def _cmd_impedance(args: argparse.Namespace) -> int:
         raise UsageError("--probe-stiffness: a positive stiffness in N/m, used with --bottom-out")
     capture = load_capture(args.capture)
     other = load_capture(args.validate) if args.validate else None
-    from hapticam.capture_columns import axis_of
+    from hapticam.capture_columns import require_linear
 
     for option, cap in (("CAPTURE", capture), ("--validate", other)):
-        if cap is not None and axis_of(cap.metadata) == "rotary":
-            raise UsageError(f"{option} {cap.name}: a rotary capture (angles, torques); identify impedance fits "
-                             "keys pressed along a line (a knob: hapticam identify friction)")
+        if cap is not None:
+            require_linear(cap, f"{option} {cap.name}", "identify impedance fits keys pressed along a line "
+                                                        "(a knob: hapticam identify friction)")
     if other is not None and not np.ptp(other.f_N[other.valid]) > 0.0:
         raise UsageError(f"--validate {other.name}: its force never changes; there is nothing to validate against")
     bottom = None

@@ -12,7 +12,6 @@ from hapticam.errors import UsageError
 from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe
 
 
-
 def register_contact(isub: argparse._SubParsersAction) -> None:
     """Add ``identify contact`` to the ``identify`` group."""
     from hapticam.identify.contact.fit import ESTIMATORS, LAWS
@@ -44,9 +43,7 @@ def _cmd_contact(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if args.probe_stiffness is not None and not (math.isfinite(args.probe_stiffness) and args.probe_stiffness > 0):
         raise UsageError(f"--probe-stiffness: a positive stiffness in N/m, got {args.probe_stiffness}")
-    if args.plot and Path(args.plot).suffix.lower() != ".png":
-        raise UsageError(f"--plot {args.plot}: the plot is a PNG; use a .png file name")
-    check_output_file("--plot", args.plot or None)
+    check_output_file("--plot", args.plot or None, (".png",), "the plot is a PNG; use a .png file name")
     capture = load_capture(args.capture)
     fit = fit_contact(capture.t_s[capture.valid], capture.x_m[capture.valid], capture.f_N[capture.valid],
                       estimator=args.estimator, law=args.law, probe_stiffness_Npm=args.probe_stiffness,
@@ -65,10 +62,7 @@ def _cmd_contact(args: argparse.Namespace) -> int:
                                     if math.isfinite(v)},      # an estimator without standard errors (IA)
                            notes=[fit.b_verdict, *fit.notes])
     if args.plot:                                  # the figure first: a figure that cannot be written leaves no model
-        try:
-            convergence_figure(fit, args.plot)
-        except OSError as exc:
-            raise UsageError(f"--plot {args.plot}: cannot write it ({exc.strerror or exc})") from None
+        convergence_figure(fit, args.plot)
         summary["plot"] = args.plot
     save_model(out, model, provenance=prov)
     if args.json:

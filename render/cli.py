@@ -8,6 +8,7 @@ import math
 import sys
 from typing import Any
 
+from hapticam.devices.cli import seed_arg
 from hapticam.errors import UsageError
 from hapticam.fileio import check_output_file, json_safe, report_json
 
@@ -55,7 +56,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--allow-active", action="store_true",
                    help="render a model that is not passive (refused by default: it could push energy into the hand)")
     p.add_argument("--max-force", type=float, default=None, help="force limit below the device's (N)")
-    p.add_argument("--seed", type=int, default=0, help="simulator noise seed")
+    p.add_argument("--seed", type=seed_arg, default=0, help="simulator noise seed")
     p.add_argument("--json", action="store_true",
                    help="print the run's statistics, events and recording as one JSON object (nothing else on stdout)")
     p.set_defaults(func=_cmd_render)
@@ -141,7 +142,6 @@ def _cmd_render(args: argparse.Namespace) -> int:
         raise UsageError(f"--duration {args.duration:g} s at {args.rate:g} Hz on the simulated clock is more than "
                          f"{MAX_SIMULATED_TICKS:,} ticks (it holds every tick in memory, 88 bytes each); "
                          "render in real time to stream for longer")
-    _check_user(args)
     _positive("--max-force", args.max_force)
     config = LoopConfig(rate_hz=args.rate).checked()
     model = load_model_only(args.model)
@@ -217,15 +217,6 @@ def _event_value(event: Any) -> str:
     if event.name in ("ramp-in", "model-swap", "set-param", "stop"):
         return f"{event.value:.4g}"
     return f"model force {event.value:.4g} N"
-
-
-def _check_user(args: argparse.Namespace) -> None:
-    """The simulated user's travel and the simulator's seed (as ``device serve`` takes them)."""
-    _positive("--depth-mm", args.depth_mm)
-    if args.depth_mm > 50.0:
-        raise UsageError(f"--depth-mm must be in (0, 50], got {args.depth_mm:g}")
-    if not 0 <= args.seed < 2 ** 63:
-        raise UsageError(f"--seed: must be from 0 to 2^63 - 1, got {args.seed}")
 
 
 def _address(text: str) -> str:

@@ -179,12 +179,11 @@ def start_ramp(tick, t, ctl, srv, events):
 def safety_filter(tick, t, x, dx, v, f_cmd, stale, dev_status, cfg, ctl, srv, events):
     """Return ``(force_out, mask)``: the model force ``f_cmd`` (N) after the safety layer, and the bit
     mask ``1 << code`` of the interventions that acted this tick; ``dx`` is the sensed displacement since
-    the last tick (m), ``v`` the velocity used by the model (m/s), ``dev_status`` the device's status for
-    this tick's reading (0 ok, > 0 recoverable fault, < 0 fatal; :mod:`hapticam.devices.base`). See the
-    module docstring."""
+    the last tick (m; always finite: the servo differences from the last finite reading, 0 for a bad one),
+    ``v`` the velocity used by the model (m/s), ``dev_status`` the device's status for this tick's reading
+    (0 ok, > 0 recoverable fault, < 0 fatal; :mod:`hapticam.devices.base`). See the module docstring."""
     dt = cfg[C_DT]
-    if math.isfinite(dx):                                # a non-finite reading must not poison the sum
-        srv[S_ENERGY] += srv[S_F_PREV] * dx              # W(n) = W(n-1) + F_out(n-1) (x(n) - x(n-1))
+    srv[S_ENERGY] += srv[S_F_PREV] * dx                  # W(n) = W(n-1) + F_out(n-1) (x(n) - x(n-1))
     mask = 0
     f = f_cmd
     zero = False

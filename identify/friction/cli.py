@@ -73,7 +73,7 @@ def _check_args(args: argparse.Namespace) -> None:
             raise UsageError(f"--added-inertia: one value per capture ({len(args.captures)}), got "
                              f"{len(args.added_inertia)}")
         if any(not (math.isfinite(a) and 0.0 <= a <= MAX_INERTIA_KGM2) for a in args.added_inertia):
-            raise UsageError("--added-inertia: each value must be >= 0 kg m^2")
+            raise UsageError(f"--added-inertia: each value in [0, {MAX_INERTIA_KGM2:g}] kg m^2")
     if args.window_ms is not None and not (math.isfinite(args.window_ms) and 0.0 < args.window_ms <= 1000.0):
         raise UsageError(f"--window-ms: from 0 to 1000 ms, got {args.window_ms:g}")
 

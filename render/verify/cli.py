@@ -175,8 +175,6 @@ def summary_table(result) -> str:
     return "\n".join(lines)
 
 
-
-
 def _cmd_plot(args: argparse.Namespace) -> int:
     from hapticam.capture_io import load_capture
     from hapticam.models.files import load_model

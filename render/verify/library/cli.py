@@ -68,8 +68,6 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
 def _cmd_build(args: argparse.Namespace) -> int:
     from hapticam.render.verify.library.build import build_library
 
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
     report = build_library(args.captures, args.output, jobs=args.jobs, dask=args.dask,
                            retry_failed=args.retry_failed, quiet=args.quiet or args.json)
     data = {"library": args.output, "done": report.done, "failed": report.failed, "skipped": report.skipped,
@@ -108,7 +106,8 @@ def _features_of(spec: str) -> tuple[str, dict[str, Any]]:
     from hapticam.identify.plot import static_curve
     from hapticam.render.verify.features import FxCurves, fx_curves, key_features
     from hapticam.render.verify.library.catalogue import load_index
-    from hapticam.render.verify.library.entry import perceptual_features, require_linear
+    from hapticam.capture_columns import require_linear
+    from hapticam.render.verify.library.entry import LINEAR_ONLY, perceptual_features
 
     p = Path(spec)
     if not p.exists() and (p.parent / "index.json").exists():
@@ -128,7 +127,7 @@ def _features_of(spec: str) -> tuple[str, dict[str, Any]]:
     from hapticam.identify.preprocess import prepare
 
     cap = load_capture(spec)
-    require_linear(cap, spec)
+    require_linear(cap, spec, LINEAR_ONLY)
     prep = prepare(cap)
     step = float(np.median(np.abs(np.diff(cap.x_m)))) if cap.n > 1 else 0.0
     curves = fx_curves(cap.x_m[cap.valid], cap.f_N[cap.valid], prep.direction[cap.valid].astype(int),

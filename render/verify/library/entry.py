@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.capture_columns import axis_of
-from hapticam.errors import HapticError, UsageError
+from hapticam.capture_columns import require_linear
+from hapticam.errors import HapticError
 from hapticam.fileio import save_figure, atomic_write_text, json_safe
 
 ACTUATION_TRAVEL_M = 2.0e-3
@@ -66,10 +66,8 @@ def process_capture(path: str, library_dir: str, settings: dict[str, Any]) -> di
     return entry
 
 
-def require_linear(capture: Any, name: str) -> None:
-    """Refuse a rotary capture (angles, torques): the library holds keys pressed along a line."""
-    if axis_of(capture.metadata) == "rotary":
-        raise UsageError(f"{name}: a rotary capture (angles, torques); the library holds keys pressed along a line")
+#: why the library refuses a rotary capture (:func:`hapticam.capture_columns.require_linear`)
+LINEAR_ONLY = "the library holds keys pressed along a line"
 
 
 def write_entry(library: Path, entry: dict[str, Any]) -> None:
@@ -87,7 +85,7 @@ def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str
     from hapticam.render.verify.compare import verify
 
     capture = load_capture(path)
-    require_linear(capture, path.name)
+    require_linear(capture, path.name, LINEAR_ONLY)
     fit = identify_impedance(capture, allow_active=bool(settings.get("allow_active", False)))
     model_rel = Path("models") / f"{path.stem}-{key[:8]}.yaml"
     (library / "models").mkdir(parents=True, exist_ok=True)
