@@ -213,7 +213,7 @@ def serial_actuate(state, io, dt_s):
         ist[I_SILENCE_LIMIT] = max(1, int(math.ceil(fst[F_SILENCE_S] / dt_s - 1e-9)))
         fst[F_LIMIT_DT_S] = dt_s
     f = -io[IO_FORCE]
-    fmax = min(fst[F_FMAX_N], MAX_WIRE_FORCE_N)
+    fmax = fst[F_FMAX_N]                                  # at most MAX_WIRE_FORCE_N (set at open)
     f = min(max(f, -fmax), fmax) if f == f else 0.0
     seq = ist[I_SEQ] + 1
     ist[I_SEQ] = seq
@@ -389,7 +389,7 @@ class SerialDevice(Device):
         self.ist[[I_FD, I_LAST_TUS, I_FRESH, I_STATUS]] = (self._serial.fileno(), first.time_us, 1, first.status)
         self.fst[F_M_PER_COUNT] = 1.0 / _f32(info.counts_per_m)
         self.fst[[F_X, F_T, F_FMAX_N]] = (first.counts * self.fst[F_M_PER_COUNT], first.time_us * 1e-6,
-                                          self.spec.max_force_N)
+                                          min(self.spec.max_force_N, MAX_WIRE_FORCE_N))  # f32 may round past it
         pending = np.frombuffer(self._pending, dtype=np.uint8)[:RX_CAP]
         self.rx[:pending.size] = pending
         self.ist[I_RX_N] = pending.size

@@ -32,7 +32,8 @@ import msgpack
 import numpy as np
 import zmq
 
-from hapticam.errors import HapticError, UsageError
+from hapticam.errors import HapticError
+from hapticam.fileio import make_output_folder
 
 SWAP_MODELS = ("example:linear-key", "example:tactile-key")
 DESCRIPTION = ("A long real-time render under control requests, telemetry and model swaps: one session on the "
@@ -165,10 +166,7 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
     from hapticam.render.session import RenderSession
 
     folder = Path(out_dir or tempfile.mkdtemp(prefix="hapticam-soak-"))
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {folder}: cannot create the folder ({exc.strerror or exc})") from exc
+    make_output_folder("--out", folder)
     record = folder / f"soak-{os.getpid()}.csv"
     telemetry, control = _free_address(), _free_address()
     session = RenderSession(load_model_only(SWAP_MODELS[0]), open_device("sim", user=press(0.0037, 1.0).repeating()),
@@ -307,11 +305,6 @@ def _cmd_soak(args: Any) -> int:
     if not (0 < args.minutes <= 24 * 60) or not (1 <= args.clients <= 64):
         raise UsageError("--minutes must be in (0, 1440] and --clients in [1, 64]")
     check_output_file("--json-file", args.json_file)
-    if args.out is not None:
-        try:
-            Path(args.out).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"--out {args.out}: cannot create the folder ({exc.strerror or exc})") from None
     results = run_soak(args.minutes, clients=args.clients, out_dir=args.out,
                        progress=lambda m: print(m, file=sys.stderr, flush=True))
     report_json(results, args.json, args.json_file, format_soak)

@@ -108,6 +108,18 @@ def test_a_compliant_tip_leaves_every_identified_parameter_within_5_percent_or_3
     assert fit.values["key_mass_kg"] == pytest.approx(target.key_mass_kg, rel=0.05)
 
 
+def test_a_capture_the_model_reproduces_poorly_is_named_in_the_notes(drawn):
+    """The oscillation below let-off, whose bounces the kinematic key does not follow, fits far below 75 %:
+    the notes (and so the model file's provenance, and the demo) name it, not only the CLI's warning."""
+    _, _, fit = drawn
+    from hapticam.identify.hybrid.key_fit import POOR_FIT_PERCENT
+
+    poor = [name for name, pct in fit.fit_percent.items() if pct < POOR_FIT_PERCENT]
+    assert poor
+    for name in poor:
+        assert any(n.startswith(f"{name}: the model reproduces this capture at") for n in fit.notes)
+
+
 def test_identify_cli_writes_the_model_with_its_uncertainty(tmp_path, capsys):
     from hapticam.capture_io import save_capture
     from hapticam.capture import Capture

@@ -61,14 +61,9 @@ def _kind(capture: Any) -> str | None:
     return exc.get("kind") if isinstance(exc, dict) else None
 
 
-#: a capture the identified model reproduces worse than this is named in a warning (%, seed 003 eq. 53 at
-#: 100 Hz: 75 % is an RMS error half the force's spread)
-POOR_FIT_PERCENT = 75.0
-
-
 def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     from hapticam.capture_io import load_capture
-    from hapticam.identify.hybrid.key_fit import identify_hybrid_key
+    from hapticam.identify.hybrid.key_fit import POOR_FIT_PERCENT, identify_hybrid_key
     from hapticam.identify.hybrid.key_params import describe_roles
     from hapticam.models.files import make_provenance, save_model
     from hapticam.models.hybrid_key import coupling_for_device

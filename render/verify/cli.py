@@ -8,7 +8,6 @@ import math
 import os
 from pathlib import Path
 
-import numpy as np
 
 from hapticam.capture_columns import AXIS_UNITS, axis_of
 from hapticam.errors import UsageError
@@ -66,7 +65,7 @@ def _positive(name: str, value: float) -> float:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from hapticam.capture_io import load_capture
     from hapticam.models.files import load_model
-    from hapticam.render.verify.compare import automatic_speedup, verify
+    from hapticam.render.verify.compare import verify
     from hapticam.render.verify.report import write_figure, write_json
 
     th = Thresholds(fit_percent=args.fit_threshold, force_weber=_positive("--force-weber", args.force_weber),
@@ -94,15 +93,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from hapticam.render.loop import LoopConfig
 
     LoopConfig(rate_hz=rate).checked()                 # the loop's own range, before any speed-up is reasoned on
-    if args.speedup is not None:
-        # at least one servo tick per capture sample, or the replay skips the capture's motion; a quasi-static
-        # model may go as fast as verify's own choice (its force depends on positions only)
-        most = max(1.0, float(np.median(np.diff(capture.t_s))) * rate)
-        fastest = max(most, automatic_speedup(model, capture))
-        if not (math.isfinite(args.speedup) and 0 < args.speedup <= fastest * (1.0 + 1e-9)):
-            raise UsageError(f"--speedup: must be between 0 and {fastest:.6g} for this model and capture at "
-                             f"{rate:g} Hz (one servo tick per capture sample, or the quasi-static replay's "
-                             f"speed), got {args.speedup:g}")
     result = verify(model, capture, model_name=str(args.model), rate_hz=rate,
                     thresholds=th, speedup=args.speedup, max_force_N=args.max_force, x_offset_m=x_offset)
     data = result.to_dict()

@@ -187,7 +187,10 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     t_cap = capture.t_s - capture.t_s[0]
     x_cap = prepared.x + offset
     median_speed = float(np.median(np.abs(prepared.v)))
-    speedup = _automatic_speedup(model, x_cap, median_speed) if speedup is None else speedup
+    chosen = _automatic_speedup(model, x_cap, median_speed)
+    if speedup is not None:
+        _check_speedup(speedup, chosen, capture, rate_hz)
+    speedup = chosen if speedup is None else speedup
     _check_replay(capture, float(t_cap[-1]), rate_hz, speedup)
     result, t_replay, device, lead_s = _replay(model, capture, t_cap, x_cap, speedup, rate_hz, max_force_N, seed)
     # Rendered force and handle position at the capture's sample times (tick values interpolated).
@@ -299,12 +302,14 @@ def _automatic_speedup(model: Model, x_cap: np.ndarray, median_speed: float) -> 
     return max(1.0, REPLAY_MPS / max(median_speed, 1e-12)) if quasi else 1.0
 
 
-def automatic_speedup(model: Model, capture: Capture) -> float:
-    """The speed-up :func:`verify` chooses for ``capture`` when none is given (with the backlash removed, as
-    :func:`verify` aligns by default)."""
-    prepared = prepare(capture)
-    remove_backlash(prepared)
-    return _automatic_speedup(model, prepared.x, float(np.median(np.abs(prepared.v))))
+def _check_speedup(speedup: float, chosen: float, capture: Capture, rate_hz: float) -> None:
+    """A speed-up given: at most one capture sample per servo tick, or the replay skips the capture's motion;
+    a quasi-static model may go as fast as the speed-up verify itself chooses (``chosen``)."""
+    fastest = max(1.0, float(np.median(np.diff(capture.t_s))) * rate_hz, chosen)
+    if not (math.isfinite(speedup) and 0 < speedup <= fastest * (1.0 + 1e-9)):
+        raise UsageError(f"--speedup: must be between 0 and {fastest:.6g} for this model and capture at "
+                         f"{rate_hz:g} Hz (one servo tick per capture sample, or the quasi-static replay's "
+                         f"speed), got {speedup:g}")
 
 
 def impact_residual(f_captured: np.ndarray, f_rendered: np.ndarray, valid: np.ndarray,

@@ -18,7 +18,6 @@ results as they complete.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import Any, Iterable
 from hapticam.errors import DependencyMissingError, UsageError
 from hapticam.fileio import make_output_folder
 from hapticam.render.verify.library.catalogue import write_index
-from hapticam.render.verify.library.entry import entry_key, process_capture
+from hapticam.render.verify.library.entry import entry_key, process_capture, read_entry
 
 CAPTURE_SUFFIXES = (".csv", ".txt", ".npz")
 
@@ -82,7 +81,8 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
             report.duplicates.append((str(path), str(first_of[key])))
             continue
         first_of[key] = path
-        status = _status(existing)      # None: missing or unreadable (the index would leave it out): built again
+        entry = read_entry(existing)    # None: missing or unreadable (the index would leave it out): built again
+        status = None if entry is None else entry["status"]
         if status is not None and not (retry_failed and status != "ok"):
             report.skipped += 1
         else:
@@ -108,14 +108,6 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
         bar.close()
     report.entries = write_index(library)
     return report
-
-
-def _status(entry_path: Path) -> str | None:
-    """An entry file's ``status`` (``ok``, ``failed``), or None when it is missing or cannot be read."""
-    try:
-        return str(json.loads(entry_path.read_text(encoding="utf-8")).get("status"))
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 #: most worker processes a build starts (a worker per core is what helps; thousands only exhaust memory)

@@ -164,13 +164,18 @@ def _thumbnail(result: Any, path: Path) -> None:
     save_figure(fig, path, tight=False)
 
 
+def read_entry(path: Path) -> dict[str, Any] | None:
+    """An entry file's contents, or None when it is missing, unreadable or not an entry (no ``status``
+    string): such a file is rewritten on build and left out of the index."""
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return entry if isinstance(entry, dict) and isinstance(entry.get("status"), str) else None
+
+
 def load_entries(library: Path) -> list[dict[str, Any]]:
-    """Every entry JSON under ``library/entries`` (unreadable ones skipped: they are rewritten on build)."""
-    out = []
-    for p in sorted((library / "entries").glob("*.json")):
-        try:
-            out.append(json.loads(p.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            continue
-    return out
+    """Every entry under ``library/entries`` that :func:`read_entry` reads."""
+    entries = (read_entry(p) for p in sorted((library / "entries").glob("*.json")))
+    return [e for e in entries if e is not None]
 
