@@ -6,8 +6,10 @@ One render session (``example:linear-key`` on the simulated device, real time, 1
 - telemetry published, with one subscriber that keeps up and one that connects and never reads;
 - ``clients`` control clients sending 100 requests a second between them (status, valid and refused
   parameter changes, hostile names and malformed messages);
-- a model swap every second, alternating two bundled models through the command line's check: the stiffer
-  one is refused while the softer is loaded (the refusals are counted by reason), so every other swap installs;
+- a model swap every second through the command line's check, alternating ``example:linear-key`` and the same
+  key with Coulomb friction beside it (``SWAP_FRICTION_N``, written into the soak's folder): as stiff as the
+  key, so the check takes both ways, and a different force, so every swap installs another model (the
+  installs are counted by name and any refusals by reason);
 - every tick recorded.
 
 Reported: ticks, deadline misses, lateness p99 and maximum, the slowest ``status`` reply, resident memory
@@ -35,7 +37,10 @@ import zmq
 from hapticam.errors import HapticError
 from hapticam.fileio import make_output_folder
 
-SWAP_MODELS = ("example:linear-key", "example:tactile-key")
+SWAP_MODEL = "example:linear-key"
+#: the friction beside the key in the second swap model (N): a tenth of a key's travel force, above the force JND
+SWAP_FRICTION_N = 0.05
+SWAP_VARIANT_FILE = "linear-key-friction.yaml"
 DESCRIPTION = ("A long real-time render under control requests, telemetry and model swaps: one session on the "
                "simulated device with a keeping-up and a stalled telemetry subscriber, control clients sending "
                "100 requests a second, a model swap every second and every tick recorded; reports deadline "
@@ -156,6 +161,22 @@ def _subscribers(address: str, stop: threading.Event) -> tuple[threading.Thread,
     return th, got, stalled
 
 
+def _write_variant(folder: Path) -> str:
+    """The second swap model (module notes) written into ``folder``; returns its name there."""
+    from hapticam.devices.sim import SimParams
+    from hapticam.identify.hybrid.key_params import friction_width
+    from hapticam.models.composite import Composite
+    from hapticam.models.files import load_model_only, make_provenance, save_model
+    from hapticam.models.friction import Friction
+
+    width = friction_width(SWAP_FRICTION_N, SimParams().handle_mass_kg, 1000.0)
+    variant = Composite([load_model_only(SWAP_MODEL),
+                         Friction("coulomb-viscous", Fc_N=SWAP_FRICTION_N, v_eps_mps=width)])
+    save_model(folder / SWAP_VARIANT_FILE, variant,
+               provenance=make_provenance("bench soak", notes=[f"{SWAP_MODEL} with {SWAP_FRICTION_N} N friction"]))
+    return SWAP_VARIANT_FILE
+
+
 def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, out_dir: str | None = None,
              progress: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
     """Run the soak (module docstring) for ``minutes``; returns the JSON-ready results."""
@@ -169,14 +190,15 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
     make_output_folder("--out", folder)
     record = folder / f"soak-{os.getpid()}.csv"
     telemetry, control = _free_address(), _free_address()
-    session = RenderSession(load_model_only(SWAP_MODELS[0]), open_device("sim", user=press(0.0037, 1.0).repeating()),
+    swap_models = (SWAP_MODEL, _write_variant(folder))
+    session = RenderSession(load_model_only(SWAP_MODEL), open_device("sim", user=press(0.0037, 1.0).repeating()),
                             LoopConfig(), record=record, telemetry=telemetry, control=control, record_dir=folder,
-                            metadata={"source": "hapticam bench soak"})
+                            model_dir=folder, metadata={"source": "hapticam bench soak"})
     stop = threading.Event()
     sub_thread, received, stalled = _subscribers(telemetry, stop)
     workers = [_Client(control, request_rate_hz / clients, stop, seed=i) for i in range(clients)]
     memory: list[tuple[float, float]] = []
-    swaps: dict[str, Any] = {"ok": 0, "refused": 0, "reasons": {}}
+    swaps: dict[str, Any] = {"ok": 0, "refused": 0, "reasons": {}, "installed": {}}
 
     def background() -> None:
         from hapticam.render.control import request
@@ -190,12 +212,14 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
         while not stop.wait(1.0):
             k += 1
             try:
-                reply = request(control, {"cmd": "load_model", "name": SWAP_MODELS[k % 2]}, timeout_s=3.0)
+                reply = request(control, {"cmd": "load_model", "name": swap_models[k % 2]}, timeout_s=3.0)
             except HapticError as exc:
                 if stop.is_set() or not session.loop.running:      # in flight as the session ended
                     break
                 reply = {"ok": False, "error": str(exc)}
             swaps["ok" if reply.get("ok") else "refused"] += 1
+            if reply.get("ok"):
+                swaps["installed"][swap_models[k % 2]] = swaps["installed"].get(swap_models[k % 2], 0) + 1
             if not reply.get("ok"):
                 reason = str(reply.get("error", "?")).split(":")[0][:40]
                 swaps["reasons"][reason] = swaps["reasons"].get(reason, 0) + 1
@@ -274,8 +298,8 @@ def format_soak(r: dict[str, Any]) -> str:
         f"control: {q['sent']} requests ({q['ok']} ok, {q['refused']} refused, {q['timeouts']} timed out "
         f"{q['timed_out_by_cmd'] or ''}); "
         f"status replies p99 {r['status_reply_p99_ms']:.1f} ms, max {r['status_reply_max_ms']:.1f} ms "
-        f"({r['status_replies_over_100ms']} over 100 ms); model swaps {r['model_swaps']['ok']} ok, "
-        f"{r['model_swaps']['refused']} refused {r['model_swaps']['reasons'] or ''}",
+        f"({r['status_replies_over_100ms']} over 100 ms); model swaps {r['model_swaps']['ok']} ok "
+        f"{r['model_swaps']['installed'] or ''}, {r['model_swaps']['refused']} refused {r['model_swaps']['reasons'] or ''}",
         f"telemetry: {r['telemetry_sent']} batches sent, {r['telemetry_dropped']} dropped (stalled subscriber); "
         f"the subscriber keeping up received {r['subscriber_received']} ({r['subscriber_ticks']} of "
         f"{r['ticks']} ticks)",
