@@ -128,8 +128,8 @@ def test_cli_report_files_and_table(tmp_path: Path, capsys: pytest.CaptureFixtur
     (["verify", "missing.yaml", "cap.csv"], "no such file"),
     (["verify", "example:linear-key", "cap.csv", "--rate", "0"], "--rate"),
     (["verify", "example:linear-key", "cap.csv", "--force-weber", "nan"], "--force-weber"),
-    (["verify", "example:linear-key", "cap.csv", "--report", "cap.csv/sub"], "cannot make the folder"),
-    (["verify", "example:linear-key", "cap.csv", "--report", "rep"], "verify.png there is a folder"),
+    (["verify", "example:linear-key", "cap.csv", "--report", "cap.csv/sub"], "cannot create the folder"),
+    (["verify", "example:linear-key", "cap.csv", "--report", "rep"], "verify.png: is a folder"),
     (["verify", "example:linear-key", "cap.csv", "--speedup", "1e-6"], "ticks"),
     (["verify", "example:linear-key", "flat.csv"], "the force never changes"),
 ])

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 from pathlib import Path
 
 
 from hapticam.capture_columns import AXIS_UNITS, axis_of
 from hapticam.errors import UsageError
-from hapticam.fileio import MODEL_SUFFIXES, check_output_file, json_safe
+from hapticam.fileio import MODEL_SUFFIXES, check_output_file, json_safe, make_output_folder
 from hapticam.render.verify.features import POSITION_JND_M, Thresholds
 
 EXIT_FAILED = 1
@@ -109,16 +108,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _report_folder(folder: Path) -> Path:
-    """``--report``: a folder that exists or is made now, before the replay, with room for both files."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--report {folder}: cannot make the folder ({exc.strerror or exc})") from None
+    """``--report``: a folder that exists or is made now, before the replay, where both files can be written."""
+    make_output_folder("--report", folder)
     for name in ("verify.png", "verify.json"):
-        if (folder / name).is_dir():
-            raise UsageError(f"--report {folder}: {name} there is a folder")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"--report {folder}: the folder is not writable")
+        check_output_file("--report", folder / name)
     return folder
 
 
