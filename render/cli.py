@@ -15,7 +15,6 @@ from hapticam.fileio import check_output_file, json_safe, report_json
 DEFAULT_TELEMETRY = "tcp://127.0.0.1:5556"
 DEFAULT_CONTROL = "tcp://127.0.0.1:5557"
 #: the simulated clock keeps every tick in memory: a limit stated up front (about 300 MB)
-MAX_SIMULATED_TICKS = 3_600_000
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
@@ -132,7 +131,7 @@ def _finite(name: str, value: float | None, most: float = 1e9) -> None:
 
 def _cmd_render(args: argparse.Namespace) -> int:
     from hapticam.models.files import load_model_only
-    from hapticam.render.loop import LoopConfig
+    from hapticam.render.loop import MAX_SIMULATED_TICKS, LoopConfig
     from hapticam.render.safety import SafetyConfig
     from hapticam.render.session import RenderSession
 

@@ -425,6 +425,11 @@ def model_inertia(kernels: ServoKernels, compiled: CompiledModel, x_m: float = 0
     return m if math.isfinite(m) else 0.0
 
 
+#: the most ticks one simulated-clock run may ask for (one hour at 1 kHz): :func:`run_simulated` holds every
+#: tick in memory (a :class:`~hapticam.render.result.RenderResult`, 88 bytes a tick)
+MAX_SIMULATED_TICKS = 3_600_000
+
+
 def run_simulated(model: Model | CompiledModel, device: Device | Any = None,
                   user: User | str | tuple[np.ndarray, np.ndarray] | None = "press", rate_hz: float = 1000.0,
                   duration_s: float | None = None, *, safety: SafetyConfig | None = None,

@@ -196,3 +196,16 @@ def test_the_speedup_chosen_after_the_contact_shift_can_be_given_back(capsys: py
     assert chosen > 1.0
     assert main(["verify", "example:tactile-key", capture, "--json", "--speedup", repr(chosen)]) in (0, 1)
     assert json.loads(capsys.readouterr().out)["replay"]["speedup"] == chosen
+
+
+def test_a_replay_longer_than_a_simulated_run_may_hold_is_refused_before_it_runs() -> None:
+    from hapticam.errors import UsageError
+    from hapticam.render.loop import MAX_SIMULATED_TICKS
+
+    cap = _triangle_capture(lambda x: 100.0 * x + 0.3)
+    duration_s = float(cap.t_s[-1])
+    speedup = duration_s * 1000.0 / (1.5 * MAX_SIMULATED_TICKS)        # 1.5x the ticks a run may hold
+    x = np.linspace(0.0, 0.004, 5)
+    model = position_table(x, 100.0 * x + 0.3)
+    with pytest.raises(UsageError, match="holds every tick in memory"):
+        verify(model, cap, speedup=speedup)

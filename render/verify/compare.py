@@ -63,7 +63,7 @@ from hapticam.models.base import Model
 from hapticam.models.hybrid_key_layout import FLAG_IMPACT
 from hapticam.models.kernels import model_force
 from hapticam.models.passivity import check_passivity
-from hapticam.render.loop import AUTO_PROXY_FRACTION, LoopConfig, run_simulated
+from hapticam.render.loop import AUTO_PROXY_FRACTION, MAX_SIMULATED_TICKS, LoopConfig, run_simulated
 from hapticam.render.result import RenderResult
 from hapticam.render.safety import SafetyConfig
 from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds, compare_features, fx_curves,
@@ -84,8 +84,6 @@ INERTIA_FIT_MIN = 50.0
 #: the contact-point shift is refined by this much (m) either way around the contact estimate
 OFFSET_SEARCH_M = 50e-6
 REPLAY_MPS = 5e-3
-#: the longest replay a speed-up may ask for (ticks: 3 h of servo time at 1 kHz)
-MAX_REPLAY_TICKS = 1.0e7
 
 #: on a rotary axis the feature differences are reported, not judged: the perceptual thresholds (force and
 #: position JNDs, Weber fractions) are measured on keys pressed by a finger; no source here gives a knob's
@@ -283,7 +281,7 @@ def impact_windows(result: RenderResult, t_replay: np.ndarray) -> tuple[np.ndarr
 
 def _check_replay(capture: Capture, duration_s: float, rate_hz: float, speedup: float) -> None:
     """Refuse what no replay can compare: a capture whose force never changes, a speed-up that is not a
-    positive number or makes the replay longer than ``MAX_REPLAY_TICKS``."""
+    positive number or makes the replay longer than ``MAX_SIMULATED_TICKS``."""
     spread = float(np.ptp(capture.f_N[capture.valid])) if capture.valid.any() else 0.0
     if not spread > 1e-9 * max(1.0, float(np.max(np.abs(capture.f_N)))):
         raise UsageError(f"{capture.name}: the force never changes ({spread:g} over the capture): there is "
@@ -291,9 +289,9 @@ def _check_replay(capture: Capture, duration_s: float, rate_hz: float, speedup: 
     if not (math.isfinite(speedup) and speedup > 0):
         raise UsageError(f"speedup: must be a positive number, got {speedup}")
     ticks = duration_s * rate_hz / speedup
-    if ticks > MAX_REPLAY_TICKS:
+    if ticks > MAX_SIMULATED_TICKS:
         raise UsageError(f"speedup {speedup:g}: the replay would take {ticks:.3g} ticks at {rate_hz:g} Hz, "
-                         f"more than {MAX_REPLAY_TICKS:.0e}; slow it down less")
+                         f"more than {MAX_SIMULATED_TICKS:,} (it holds every tick in memory); slow it down less")
 
 
 def _automatic_speedup(model: Model, x_cap: np.ndarray, median_speed: float) -> float:
