@@ -40,6 +40,9 @@ from hapticam.fileio import make_output_folder
 SWAP_MODEL = "example:linear-key"
 #: the friction beside the key in the second swap model (N): a tenth of a key's travel force, above the force JND
 SWAP_FRICTION_N = 0.05
+#: its Coulomb law's width (m/s): above F_c T / m = 1 mm/s on the simulated 50 g handle at 1 kHz, so the law
+#: does not flip sign from tick to tick at rest (:func:`hapticam.identify.hybrid.key_params.friction_width`)
+SWAP_FRICTION_WIDTH_MPS = 2e-3
 SWAP_VARIANT_FILE = "linear-key-friction.yaml"
 DESCRIPTION = ("A long real-time render under control requests, telemetry and model swaps: one session on the "
                "simulated device with a keeping-up and a stalled telemetry subscriber, control clients sending "
@@ -163,15 +166,12 @@ def _subscribers(address: str, stop: threading.Event) -> tuple[threading.Thread,
 
 def _write_variant(folder: Path) -> str:
     """The second swap model (module notes) written into ``folder``; returns its name there."""
-    from hapticam.devices.sim import SimParams
-    from hapticam.identify.hybrid.key_params import friction_width
     from hapticam.models.composite import Composite
     from hapticam.models.files import load_model_only, make_provenance, save_model
     from hapticam.models.friction import Friction
 
-    width = friction_width(SWAP_FRICTION_N, SimParams().handle_mass_kg, 1000.0)
     variant = Composite([load_model_only(SWAP_MODEL),
-                         Friction("coulomb-viscous", Fc_N=SWAP_FRICTION_N, v_eps_mps=width)])
+                         Friction("coulomb-viscous", Fc_N=SWAP_FRICTION_N, v_eps_mps=SWAP_FRICTION_WIDTH_MPS)])
     save_model(folder / SWAP_VARIANT_FILE, variant,
                provenance=make_provenance("bench soak", notes=[f"{SWAP_MODEL} with {SWAP_FRICTION_N} N friction"]))
     return SWAP_VARIANT_FILE
