@@ -14,7 +14,6 @@ from hapticam.fileio import check_output_file, json_safe, report_json
 
 DEFAULT_TELEMETRY = "tcp://127.0.0.1:5556"
 DEFAULT_CONTROL = "tcp://127.0.0.1:5557"
-#: the simulated clock keeps every tick in memory: a limit stated up front (about 300 MB)
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:

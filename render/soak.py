@@ -217,10 +217,12 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
                 if stop.is_set() or not session.loop.running:      # in flight as the session ended
                     break
                 reply = {"ok": False, "error": str(exc)}
-            swaps["ok" if reply.get("ok") else "refused"] += 1
             if reply.get("ok"):
-                swaps["installed"][swap_models[k % 2]] = swaps["installed"].get(swap_models[k % 2], 0) + 1
-            if not reply.get("ok"):
+                swaps["ok"] += 1
+                name = swap_models[k % 2]
+                swaps["installed"][name] = swaps["installed"].get(name, 0) + 1
+            else:
+                swaps["refused"] += 1
                 reason = str(reply.get("error", "?")).split(":")[0][:40]
                 swaps["reasons"][reason] = swaps["reasons"].get(reason, 0) + 1
             if k % 10 == 1:
