@@ -7,6 +7,8 @@ the matching builtin so callers may catch either (``except ValueError`` still wo
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 
 class HapticError(Exception):
     """Root of every error hapticam raises on purpose."""
@@ -52,6 +54,6 @@ class UsageError(HapticError, ValueError):
     """A command-line argument is invalid."""
 
 
-def missing_subcommand(prog: str) -> int:
+def missing_subcommand(prog: str) -> NoReturn:
     """What a command group given no subcommand does (``hapticam identify``): one error line, exit 2."""
     raise UsageError(f"'{prog}' needs a subcommand (see '{prog} --help')")

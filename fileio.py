@@ -234,7 +234,9 @@ def make_output_folder(option: str, path: str | os.PathLike[str]) -> bool:
 
 
 #: file names a model is written to and read from (YAML or msgpack)
-MODEL_SUFFIXES = (".yaml", ".yml", ".msgpack", ".mpk")
+YAML_SUFFIXES = (".yaml", ".yml")
+MSGPACK_SUFFIXES = (".msgpack", ".mpk")
+MODEL_SUFFIXES = YAML_SUFFIXES + MSGPACK_SUFFIXES
 MODEL_HINT = "use a .yaml or .msgpack file name"
 
 

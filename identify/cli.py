@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     register_contact(isub)
     register_hybrid_key(isub)
     register_friction(isub)
-    p.set_defaults(func=lambda args: _no_command(p))
+    p.set_defaults(func=lambda args: missing_subcommand(p.prog))
     register_reproduce(sub)
 
     b = bench.add_parser(
@@ -84,10 +84,6 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     b.add_argument("--captures", metavar="DIR", default=None,
                    help="folder of captures to time the whole pipeline on (default: the repository's switch captures)")
     b.set_defaults(func=_cmd_bench)
-
-
-def _no_command(parser: argparse.ArgumentParser) -> int:
-    return missing_subcommand(parser.prog)
 
 
 #: the EWLS bench's largest run: 10 million samples (seed 001's capture is 360,000)

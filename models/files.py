@@ -44,7 +44,7 @@ import yaml
 from hapticam._version import __version__
 from hapticam.bounded_yaml import load_bounded
 from hapticam.errors import HapticError, ModelFileError
-from hapticam.fileio import atomic_write_bytes, read_limited
+from hapticam.fileio import MODEL_SUFFIXES, MSGPACK_SUFFIXES, YAML_SUFFIXES, atomic_write_bytes, read_limited
 from hapticam.models.base import Model, model_from_dict
 
 FORMAT_NAME = "hapticam-model"
@@ -60,8 +60,6 @@ EXAMPLE_PREFIX = "example:"
 #: ``library:DIR/NAME``: the model of entry NAME in the key library at DIR (``hapticam library build``)
 LIBRARY_PREFIX = "library:"
 MAX_INDEX_BYTES = 64 * 1024 * 1024
-YAML_SUFFIXES = (".yaml", ".yml")
-MSGPACK_SUFFIXES = (".msgpack", ".mpk")
 
 _TOP_REQUIRED = {"format", "schema_version", "kind", "parameters"}
 _TOP_OPTIONAL = {"provenance", "uncertainty", "axis"}
@@ -161,7 +159,7 @@ def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
         return data, ".yaml", text
     path = library_model_path(text) if text.startswith(LIBRARY_PREFIX) else Path(text)
     suffix = path.suffix.lower()
-    if suffix not in YAML_SUFFIXES + MSGPACK_SUFFIXES:
+    if suffix not in MODEL_SUFFIXES:
         raise ModelFileError(f"{text}: unknown model file type {suffix or '(none)'!r}; use .yaml or .msgpack")
     data = read_limited(path, MAX_FILE_BYTES, error=ModelFileError, what="model file")
     return data, suffix, text

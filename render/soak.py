@@ -243,7 +243,7 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
 
 
 def _results(minutes: float, report: Any, received: dict[str, int], workers: list[_Client],
-             swaps: dict[str, int], memory: list[tuple[float, float]], record: Path) -> dict[str, Any]:
+             swaps: dict[str, Any], memory: list[tuple[float, float]], record: Path) -> dict[str, Any]:
     st = report.stats
     ticks_recorded, finite = scan_recording(record)
     status = np.array([ms for w in workers for ms in w.status_ms])

@@ -135,7 +135,7 @@ class _Problem:
         return res, J
 
 
-def _scipy_least_squares(prob: _Problem, v: np.ndarray) -> tuple[np.ndarray, int]:
+def _scipy_least_squares(prob: _Problem, v: np.ndarray) -> tuple[np.ndarray, int, bool]:
     """The same problem by :func:`scipy.optimize.least_squares` (``trf``, ``lsmr`` on the sparse Jacobian of
     the same sensitivities): the peer :func:`_levenberg_marquardt` is measured against. Returns
     ``(v, iterations, converged)``; leaves the Gram matrices of the solution in ``prob``."""

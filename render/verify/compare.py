@@ -280,14 +280,13 @@ def impact_windows(result: RenderResult, t_replay: np.ndarray) -> tuple[np.ndarr
 
 
 def _check_replay(capture: Capture, duration_s: float, rate_hz: float, speedup: float) -> None:
-    """Refuse what no replay can compare: a capture whose force never changes, a speed-up that is not a
-    positive number or makes the replay longer than ``MAX_SIMULATED_TICKS``."""
+    """Refuse what no replay can compare: a capture whose force never changes, or a speed-up (positive:
+    :func:`_check_speedup` or :func:`_automatic_speedup`) that makes the replay longer than
+    ``MAX_SIMULATED_TICKS``."""
     spread = float(np.ptp(capture.f_N[capture.valid])) if capture.valid.any() else 0.0
     if not spread > 1e-9 * max(1.0, float(np.max(np.abs(capture.f_N)))):
         raise UsageError(f"{capture.name}: the force never changes ({spread:g} over the capture): there is "
                          "nothing to compare a rendering with")
-    if not (math.isfinite(speedup) and speedup > 0):
-        raise UsageError(f"speedup: must be a positive number, got {speedup}")
     ticks = duration_s * rate_hz / speedup
     if ticks > MAX_SIMULATED_TICKS:
         raise UsageError(f"speedup {speedup:g}: the replay would take {ticks:.3g} ticks at {rate_hz:g} Hz, "
