@@ -209,3 +209,15 @@ def test_a_replay_longer_than_a_simulated_run_may_hold_is_refused_before_it_runs
     model = position_table(x, 100.0 * x + 0.3)
     with pytest.raises(UsageError, match="holds every tick in memory"):
         verify(model, cap, speedup=speedup)
+
+
+@pytest.mark.parametrize("rate_hz", [1e9, 50.0, float("nan")])
+def test_verify_refuses_a_servo_rate_outside_the_loops_range_before_it_replays(rate_hz: float) -> None:
+    """The library call checks the rate as the command line does: one UsageError naming the loop's range
+    (at 1e9 Hz the library call spoke of a speed-up nobody gave)."""
+    from hapticam.errors import UsageError
+
+    cap = _triangle_capture(lambda x: 100.0 * x + 0.3)
+    x = np.linspace(0.0, 0.004, 5)
+    with pytest.raises(UsageError, match="between 100 and 10000 Hz"):
+        verify(position_table(x, 100.0 * x + 0.3), cap, rate_hz=rate_hz)

@@ -176,6 +176,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     contact point lies on the model's (:mod:`hapticam.identify.alignment`); ``x_offset_m`` sets the shift
     (m, added to the capture's positions) instead of finding it. The report gives both."""
     th = thresholds or Thresholds()
+    LoopConfig(rate_hz=rate_hz).checked()      # the loop's own range, before any speed-up is reasoned on
     axis = axis_of(capture.metadata)
     prepared = prepare(capture)
     backlash = remove_backlash(prepared) if align else 0.0
