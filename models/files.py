@@ -325,6 +325,16 @@ def load_model_only(source: str | os.PathLike[str]) -> Model:
     return load_model(source)[0]
 
 
+def load_model_to_render(source: str | os.PathLike[str]) -> Model:
+    """Load a model for a device's handle, which moves along a line (m, N): a rotary model (rad, N m; a
+    knob's) is refused with a :class:`~hapticam.errors.ModelFileError` instead of being read in those units."""
+    model, doc = load_model(source)
+    if doc.axis != "linear":
+        raise ModelFileError(f"{doc.path}: a {doc.axis} model (rad, N m); the device adapters render a linear "
+                             "axis (m, N), so it is not rendered (hapticam verify compares it with a rotary capture)")
+    return model
+
+
 # -- writing -----------------------------------------------------------------------------------------
 def to_builtin(value: Any) -> Any:
     """Convert NumPy scalars/arrays and tuples inside ``value`` to plain Python types for encoding."""

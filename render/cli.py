@@ -129,7 +129,7 @@ def _finite(name: str, value: float | None, most: float = 1e9) -> None:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from hapticam.models.files import load_model_only
+    from hapticam.models.files import load_model_to_render
     from hapticam.render.loop import MAX_SIMULATED_TICKS, LoopConfig
     from hapticam.render.safety import SafetyConfig
     from hapticam.render.session import RenderSession
@@ -142,7 +142,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
                          "render in real time to stream for longer")
     _positive("--max-force", args.max_force)
     config = LoopConfig(rate_hz=args.rate).checked()
-    model = load_model_only(args.model)
+    model = load_model_to_render(args.model)
     from hapticam.render.gate import check_for_device, control_check
     if args.duration is None and not args.realtime:
         args.duration = 2.0

@@ -94,7 +94,7 @@ class RenderSession:
             if telemetry:
                 self.publisher = TelemetryPublisher(telemetry, self.loop.rate_hz, security=self.security)
             if load_model is None:
-                from hapticam.models.files import load_model_only as load_model
+                from hapticam.models.files import load_model_to_render as load_model
             if control:
                 self.control = ControlServer(control, self.loop, self.recorder, load_model, record_dir=record_dir,
                                              model_dir=model_dir, check_model=check_model, security=self.security,

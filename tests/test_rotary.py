@@ -163,3 +163,20 @@ def test_spin_down_model_verified_on_held_out_turns_with_rotary_units(tmp_path, 
     save_model(tmp_path / "lin.yaml", Friction("coulomb-viscous", Fc_N=0.02))
     assert main(["verify", str(tmp_path / "lin.yaml"), str(cap)]) == 2
     assert "rotary capture" in capsys.readouterr().err
+
+
+def test_render_refuses_a_rotary_model_on_a_linear_handle_and_a_control_swap_to_one(tmp_path, capsys):
+    """A knob's model (rad, N m) was rendered on the simulator's handle as if in m and N; render now exits 2
+    naming the axis, and the loader a render session swaps models with refuses it too."""
+    from hapticam.models.files import load_model_to_render
+
+    friction = Friction("coulomb-viscous", Fc_N=0.02, b_v_Nspm=1e-3)
+    save_model(tmp_path / "knob.yaml", friction, axis="rotary")
+    save_model(tmp_path / "key.yaml", friction)
+    assert main(["render", str(tmp_path / "knob.yaml"), "--simulated-clock", "--duration", "0.1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a rotary model (rad, N m)" in err[0] and "linear axis" in err[0]
+    with pytest.raises(ModelFileError, match="rotary model"):
+        load_model_to_render(tmp_path / "knob.yaml")
+    assert load_model_to_render(tmp_path / "key.yaml").to_dict() == friction.to_dict()
+    assert main(["render", str(tmp_path / "key.yaml"), "--simulated-clock", "--duration", "0.1"]) == 0
