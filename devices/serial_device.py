@@ -202,6 +202,12 @@ def serial_sense(state, io):
 
 
 @njit(cache=True, nogil=True)
+def silence_limit_ticks(silence_s, dt_s):
+    """Ticks of period ``dt_s`` (s) that make ``silence_s`` (s) of silence, at least one."""
+    return max(1, int(math.ceil(silence_s / dt_s - 1e-9)))
+
+
+@njit(cache=True, nogil=True)
 def serial_actuate(state, io, dt_s):
     """The binding's ``actuate``: send FORCE(seq, uN) with ``-io[IO_FORCE]`` (the handle's force along +x),
     clamped to the device maximum; non-blocking, one ``write(2)``."""
@@ -210,7 +216,7 @@ def serial_actuate(state, io, dt_s):
         return FAULT_GONE
     # the silence limit in ticks of the loop's own period (known here, not at binding), set when it changes
     if dt_s > 0.0 and dt_s != fst[F_LIMIT_DT_S]:
-        ist[I_SILENCE_LIMIT] = max(1, int(math.ceil(fst[F_SILENCE_S] / dt_s - 1e-9)))
+        ist[I_SILENCE_LIMIT] = silence_limit_ticks(fst[F_SILENCE_S], dt_s)
         fst[F_LIMIT_DT_S] = dt_s
     f = -io[IO_FORCE]
     fmax = fst[F_FMAX_N]                                  # at most MAX_WIRE_FORCE_N (set at open)
@@ -318,7 +324,7 @@ class SerialDevice(Device):
                               "hapticam does not reconnect inside a run: close it, check the cable and open it again")
         self.fst[F_SILENCE_S] = self.silence_ms * 1e-3
         self.fst[F_LIMIT_DT_S] = 0.0
-        self.ist[I_SILENCE_LIMIT] = max(1, int(math.ceil(self.silence_ms * 1e-3 * self.rate_hz)))
+        self.ist[I_SILENCE_LIMIT] = silence_limit_ticks(self.silence_ms * 1e-3, 1.0 / self.rate_hz)
         return ServoBinding(serial_sense, serial_actuate, (self.ist, self.fst, self.rx, self.tx), False)
 
     # -- handshake (Python, before the loop) ------------------------------------------------------------
