@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hapticam.errors import UsageError
-from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe
+from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe, make_output_folder
 
 
 def register_contact(isub: argparse._SubParsersAction) -> None:
@@ -107,8 +107,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"unknown experiment {unknown[0]!r}; known: {', '.join(table)}")
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a folder")
+    make_output_folder("--out", out)
     results: dict[str, Any] = {}
     for name in names:
         res = run(name, out / name, quick=args.quick)

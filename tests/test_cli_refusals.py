@@ -28,6 +28,7 @@ def test_a_command_group_without_its_subcommand_says_so_on_stderr(group: str, ca
 @pytest.mark.parametrize("argv, message", [
     (["library", "build", CAPTURE, "-o", "/proc/lib", "--quiet"], "cannot create the folder"),
     (["reproduce", "seed004-contact", "--quick", "-o", "/proc/rp"], "cannot create the folder"),
+    (["reproduce", "seed004-contact", "--quick", "-o", CAPTURE], "exists and is not a folder"),
     (["demo", "--sweep-seconds", "2", "--out", "/proc/dm"], "cannot create the folder"),
     (["demo", "--sweep-seconds", "2", "--out", "{tmp}/dm", "--seed", "-1"], "--seed"),
     (["library", "build", CAPTURE, "-o", "{tmp}/lib", "--dask", "garbage"], "not a scheduler address"),
