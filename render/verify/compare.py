@@ -183,8 +183,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     offset = _contact_offset(model, prepared) if (align and x_offset_m is None) else float(x_offset_m or 0.0)
     if not math.isfinite(offset):
         raise UsageError(f"x offset must be a finite length in m, got {x_offset_m}")
-    t_cap = capture.t_s - capture.t_s[0]
-    x_cap = prepared.x + offset
+    t_cap, x_cap = capture.t_s - capture.t_s[0], prepared.x + offset
     median_speed = float(np.median(np.abs(prepared.v)))
     chosen = _automatic_speedup(model, x_cap, median_speed)
     if speedup is not None:
