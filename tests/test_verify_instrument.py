@@ -25,9 +25,14 @@ from hapticam.identify.metrics import fit_report
 LET_OFF_SHARE_MIN = 0.8     # of the residual between tips, the share past let-off
 
 
-def _press(target, seed: int):
+def _probe_run(target, seed: int):
+    """The simulated probe's triangular press of ``target`` (probe noise ``seed``)."""
     lo, hi = target.probe_range_m()
-    run = simulate(target, make_excitation("triangle", lo, hi, None, seed=1), ProbeSpec(), seed=seed)
+    return simulate(target, make_excitation("triangle", lo, hi, None, seed=1), ProbeSpec(), seed=seed)
+
+
+def _press(target, seed: int):
+    run = _probe_run(target, seed)
     return run.x_m, run.force_N
 
 
@@ -80,8 +85,7 @@ def _exact_model_fit(overdrive_m: float, coupling: str) -> tuple[float, float]:
     from hapticam.render.verify.compare import verify
 
     target = HybridKeyTarget(overdrive_m=overdrive_m)
-    lo, hi = target.probe_range_m()
-    run = simulate(target, make_excitation("triangle", lo, hi, None, seed=2), ProbeSpec(), seed=2)
+    run = _probe_run(target, seed=2)
     capture = Capture.from_arrays(run.t_s, run.x_m, run.force_N, metadata=run.metadata, name="hybrid-key")
     if coupling == "device":
         kc, bc = coupling_for_device(2.0, 1000.0, target.key_mass_kg + target.lever_ratio ** 2 * target.hammer_mass_kg)

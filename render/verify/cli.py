@@ -7,7 +7,6 @@ import json
 import math
 from pathlib import Path
 
-
 from hapticam.capture_columns import AXIS_UNITS, axis_of
 from hapticam.errors import UsageError
 from hapticam.fileio import MODEL_SUFFIXES, check_output_file, json_safe, make_output_folder

@@ -17,7 +17,6 @@ from hapticam.fileio import MODEL_SUFFIXES, json_safe
 MAX_COPIES = 100
 
 
-
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
     """Add ``library build|nearest|compare`` and ``bench library`` (``bench``: the ``hapticam bench`` group)."""
     lib = sub.add_parser("library", help="a library of identified keys: build, nearest, compare",
