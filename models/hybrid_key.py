@@ -77,7 +77,8 @@ The force returned is the force the user applies to the key (DESIGN.md sign conv
 where ``F_kb = max(0, k_kb (x - x_kb) + b_kb v)`` for ``x > x_kb`` (seed 004 eq. 2.1, one-sided) and
 ``Fbar_c`` is the key-hammer contact impulse over the tick divided by ``dt`` (impact impulses of the rigid
 law included), weighted by the lever ratio ``ds/dx`` of the drive point (``r``, or
-``r - d_c / (x_l - x_r)`` while escaped between the repetition and let-off points). With
+``r - d_c / (x_l - x_r)`` while escaped between the repetition and let-off points; on a key simulated
+behind a virtual coupling that check follows the handle, :mod:`hapticam.models.hybrid_key_geometry`). With
 ``r = 1``, no let-off, no string and no keybed the hammer is the ball on the paddle of seed 000.
 
 Tick-rate dependence: the hammer is integrated with sub-steps no longer than ``substep_s`` whatever the

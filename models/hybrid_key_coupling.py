@@ -16,6 +16,8 @@ rests on the key (contact mode) and 0 while it flies: the key sits under the han
 rests on the jack or on the backcheck, and at let-off the preload and the hammer's reaction leave the
 key together (a constant ``F_0 = r m_h g`` pushed the 30 g key ``F_0 / k_c`` = 0.49 mm ahead of the
 handle at let-off and rang; the drop the handle feels is now the hammer's weight, as on the real key).
+In a closing check (no rail) ``F_0`` is that check's lever at the handle times ``m_h g``
+(:mod:`hapticam.models.hybrid_key_geometry`), so the key rests under the handle there as well.
 
 Key damper. ``b_d`` (``HybridKey.key_damping_Nspm``) acts on the key's motion relative to the handle
 and on the simulated key alone: the handle never feels it, so the device's budget (below) is spent on
@@ -64,11 +66,13 @@ import math
 
 from numba import njit
 
+from hapticam.models.hybrid_key_geometry import check_held, drive_slope
+
 from hapticam.models.hybrid_key_layout import (FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                                MAX_LOGGED_EVENTS, MODE_CONTACT, P_BC, P_BK, P_BKB, P_G,
                                                P_KC, P_KKB, P_MH, P_MK, P_R, P_XKB, S_CEV0,
-                                               S_CEV_COUNT, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC,
-                                               S_MODE, S_RK, S_VK, S_XK)
+                                               S_CEV_COUNT, S_ESCAPED, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC,
+                                               S_MODE, S_RK, S_VK, S_XC, S_XK)
 
 #: Flag bits that record an event during a tick (kept over the key's sub-steps); the others are states.
 EVENT_FLAGS = FLAG_STRING | FLAG_IMPACT | FLAG_LIFTOFF | FLAG_LETOFF
@@ -87,9 +91,12 @@ def coupling_for_device(damping_N_s_per_m: float, rate_hz: float, key_mass_kg: f
 @njit(cache=True, nogil=True, error_model="numpy")
 def coupling_preload(p, s):
     """The coupling's preload F_0 (N): the hammer's static weight on the jack, r m_h g, while the hammer is
-    in contact, whatever the drive point's slope (module notes, passivity (3)); 0 while it flies."""
+    in contact, whatever the drive point's slope (module notes, passivity (3)); 0 while it flies. A
+    simulated key's escaped closing check: its lever at the handle times m_h g (hybrid_key_geometry)."""
     if p[P_BK] > 0.0 and s[S_MODE] != MODE_CONTACT:
         return 0.0                                 # a simulated key: nothing while the hammer flies
+    if s[S_ESCAPED] != 0.0 and check_held(p):
+        return drive_slope(p, s[S_XC], 1.0) * p[P_MH] * p[P_G]   # the check's lever where the handle is
     return p[P_R] * p[P_MH] * p[P_G]               # (a physical pad: always the constant r m_h g)
 
 

@@ -11,8 +11,8 @@ from numba import njit
 from hapticam.models.hybrid_key_coupling import begin_tick, coupling_preload, end_tick, gather_substep, key_substep
 from hapticam.models.hybrid_key_events import (clamp, crossing_time, landing_time, liftoff_time, rk4_contact,
                                                string_time)
-from hapticam.models.hybrid_key_geometry import drive_kink, drive_point, drive_slope
-from hapticam.models.hybrid_key_layout import (A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S, EV_LANDING, EV_LETOFF,
+from hapticam.models.hybrid_key_geometry import check_held, drive_at, drive_kink, lever_at
+from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S, EV_LANDING, EV_LETOFF,
                                                EV_LIFTOFF, EV_STRING, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT,
                                                FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                                F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS, MAX_LOGGED_EVENTS,
@@ -21,7 +21,7 @@ from hapticam.models.hybrid_key_layout import (A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S,
                                                P_VCAP, P_XKB, P_XL, P_XR, P_YS, S_ESCAPED, S_EV0, S_EV_COUNT,
                                                S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION, S_RECOVERIES,
                                                S_STRING_SPEED, S_TH, S_TPREV, S_UH, S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_T_LIFT,
-                                               S_T_STRING, S_UPREV, S_W, S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS,
+                                               S_T_STRING, S_UPREV, S_W, S_XC, S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS,
                                                X_LIMIT_M, Y_LIMIT_M)
 
 
@@ -54,7 +54,7 @@ def _log_event(s, code, t, speed, T):
 @njit(cache=True, nogil=True, error_model="numpy")
 def _place_at_rest(p, s, x):
     """Put the hammer at rest on the drive point at key position x (contact mode)."""
-    s[S_Y] = drive_point(p, x, s[S_ESCAPED]) - p[P_DELTA0]  # static penetration m_h g = k delta0^n (seed 000 eq. 26)
+    s[S_Y] = drive_at(p, s, x, s[S_ESCAPED]) - p[P_DELTA0]  # static penetration m_h g = k delta0^n (seed 000 eq. 26)
     s[S_W] = 0.0
     s[S_MODE] = MODE_CONTACT
 
@@ -86,7 +86,7 @@ def _advance_linear(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, it
     rigid = p[P_LAW] == LAW_RIGID
     esc = s[S_ESCAPED]
     t_mid = 0.5 * (t + seg_end)
-    lever = drive_slope(p, x0 + v0 * t_mid + 0.5 * a * t_mid * t_mid, esc)
+    lever = lever_at(p, s, x0 + v0 * t_mid + 0.5 * a * t_mid * t_mid, esc)
     sa = lever * a  # drive point acceleration on this interval
     q = g + sa  # hammer-to-drive relative "gravity": the contact force per mass in rigid contact
     impulse = 0.0
@@ -95,14 +95,14 @@ def _advance_linear(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, it
         impulse += dj
     while t < seg_end:
         iters += 1
-        s_t = drive_point(p, x0 + v0 * t + 0.5 * a * t * t, esc)
+        s_t = drive_at(p, s, x0 + v0 * t + 0.5 * a * t * t, esc)
         sp = lever * (v0 + a * t)
         if iters > max_iter:
             # pathological event chattering: finish the interval with the hammer resting on the key
             s[S_RECOVERIES] += 1.0
             impulse += lever * m * max(q, 0.0) * (seg_end - t)
             t = seg_end
-            y = drive_point(p, x0 + v0 * t + 0.5 * a * t * t, esc) - (0.0 if rigid else p[P_DELTA0])
+            y = drive_at(p, s, x0 + v0 * t + 0.5 * a * t * t, esc) - (0.0 if rigid else p[P_DELTA0])
             w = lever * (v0 + a * t)
             mode = MODE_CONTACT
             break
@@ -113,7 +113,7 @@ def _advance_linear(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, it
             # hammer moves with the drive point; contact force m_h (g + s_ddot) over the interval
             impulse += lever * m * q * (seg_end - t)
             t = seg_end
-            y = drive_point(p, x0 + v0 * t + 0.5 * a * t * t, esc)
+            y = drive_at(p, s, x0 + v0 * t + 0.5 * a * t * t, esc)
             w = lever * (v0 + a * t)
         else:
             y, w, t, mode, dj = _hc_contact(p, s, x0, v0, a, t, seg_end, T, hs, lever, sa, s_t, sp, y, w, mode, esc)
@@ -167,7 +167,7 @@ def _flight(p, s, x0, v0, a, t, seg_end, T, lever, q, s_t, sp, y, w, mode, esc, 
         _log_event(s, EV_STRING, t, w, T)
         w = -p[P_ES] * w
     elif hit_land:
-        y = drive_point(p, x0 + v0 * t + 0.5 * a * t * t, esc)
+        y = drive_at(p, s, x0 + v0 * t + 0.5 * a * t * t, esc)
         sp = lever * (v0 + a * t)
         rel = w - sp  # <= 0: closing speed
         s[S_LAND_SPEED] = -rel
@@ -206,7 +206,7 @@ def _hc_contact(p, s, x0, v0, a, t, seg_end, T, hs, lever, sa, s_t, sp, y, w, mo
         y1, w1, j1 = rk4_contact(p, s_t, sp, sa, y, w, tau)
         impulse += lever * j1
         t = t + tau
-        y = drive_point(p, x0 + v0 * t + 0.5 * a * t * t, esc)
+        y = drive_at(p, s, x0 + v0 * t + 0.5 * a * t * t, esc)
         w = w1
         mode = MODE_FLIGHT
         _log_event(s, EV_LIFTOFF, t, w - lever * (v0 + a * t), T)
@@ -237,7 +237,7 @@ def _initialise(p, s, x):
     s[S_INIT] = 1.0
     for j in range(S_T_LAND, S_T_LETOFF + 1):
         s[j] = -1.0
-    s[S_REACTION] = drive_slope(p, x, s[S_ESCAPED]) * p[P_MH] * p[P_G]
+    s[S_REACTION] = lever_at(p, s, x, s[S_ESCAPED]) * p[P_MH] * p[P_G]
     s[S_FLAGS] = FLAG_CONTACT | (FLAG_ESCAPED if s[S_ESCAPED] != 0.0 else 0)
 
 
@@ -268,9 +268,9 @@ def _escapement(p, s, t, v0, acc, T, at_let, pressing, mode, y, w):
     if at_let and pressing and s[S_ESCAPED] == 0.0:
         s[S_ESCAPED] = 1.0
         _log_event(s, EV_LETOFF, t, v0 + acc * t, T)
-        if mode == MODE_CONTACT and (p[P_LAW] == LAW_RIGID or drive_point(p, p[P_XL], 1.0) - y <= 0.0):
+        if mode == MODE_CONTACT and (p[P_LAW] == LAW_RIGID or drive_at(p, s, p[P_XL], 1.0) - y <= 0.0):
             mode = MODE_FLIGHT
-            _log_event(s, EV_LIFTOFF, t, w - drive_slope(p, p[P_XL], 1.0) * (v0 + acc * t), T)
+            _log_event(s, EV_LIFTOFF, t, w - lever_at(p, s, p[P_XL], 1.0) * (v0 + acc * t), T)
     elif not at_let and not pressing and s[S_ESCAPED] != 0.0:
         s[S_ESCAPED] = 0.0
     return mode
@@ -287,7 +287,7 @@ def _tick_end(p, s, x, y, w, mode, impulse, on_keybed, d2, T):
         y = s[S_Y]
         w = s[S_W]
         mode = MODE_CONTACT
-        impulse = drive_slope(p, x, s[S_ESCAPED]) * p[P_MH] * p[P_G] * T
+        impulse = lever_at(p, s, x, s[S_ESCAPED]) * p[P_MH] * p[P_G] * T
     s[S_Y] = y
     s[S_W] = w
     s[S_XPREV] = x
@@ -342,6 +342,7 @@ def _coupled_force(p, s, x, v, dt):
         s[S_XH] = x
         s[S_UH] = 0.0
         s[S_TH] = 0.0
+        s[S_XC] = x
         _direct_force(p, s, x, 0.0, 0.0, 0.0)
         s[S_RK] = s[S_REACTION]
     if not dt > 0.0:
@@ -363,7 +364,10 @@ def _coupled_force(p, s, x, v, dt):
         # the handle's mean velocity over the sub-step: v0 + acc (t_j - h / 2)
         x_j = x0 + v0 * t_j + 0.5 * acc * t_j * t_j if acc != 0.0 else x0 + (x - x0) * (j / n)
         total += key_substep(p, s, x_j, v0 + acc * (t_j - 0.5 * h), h)
+        s[S_XC] = x_j
         _direct_force(p, s, s[S_XK], s[S_VK], 0.0, h)
+        if s[S_ESCAPED] != 0.0 and check_held(p) and max(x_j, s[S_XK]) <= p[P_XR]:
+            s[S_ESCAPED] = 0.0  # key and handle above x_r: the jack back under the hammer (hybrid_key_geometry)
         s[S_RK] = s[S_REACTION]
         gather_substep(s, (j - 1) * h)
     end_tick(s, on_keybed)
@@ -387,7 +391,7 @@ def _direct_force(p, s, x, v, a, dt):
     v = clamp(v, -V_LIMIT_MPS, V_LIMIT_MPS)
     a = clamp(a, -A_LIMIT_MPS2, A_LIMIT_MPS2)
     xl = p[P_XL]
-    xr = p[P_XR]
+    xr = -ABSENT_M if check_held(p) else p[P_XR]  # a held check's jack returns in _coupled_force
 
     f_key, on_keybed = _key_force(p, x, v, a)
     if s[S_INIT] == 0.0:
@@ -484,4 +488,4 @@ def hybrid_key_diag(p, s, which):
     jack, or the backcheck once escaped (:func:`drive_point` at the key's last position)."""
     if which == 0:
         return s[S_Y]
-    return drive_point(p, s[S_XPREV], s[S_ESCAPED])
+    return drive_at(p, s, s[S_XPREV], s[S_ESCAPED])

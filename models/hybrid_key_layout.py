@@ -28,7 +28,9 @@ S_XK, S_VK, S_XH, S_RK, S_FLAGS_ACC, S_CEV_COUNT = (S_EV0 + 3 * MAX_LOGGED_EVENT
 S_CEV0 = S_CEV_COUNT + 1
 # the handle's mean velocity (m/s) and length (s) of the previous tick (its quadratic interpolant)
 S_UH, S_TH = S_CEV0 + 3 * MAX_LOGGED_EVENTS, S_CEV0 + 3 * MAX_LOGGED_EVENTS + 1
-STATE_SIZE = S_TH + 1
+# the handle's position (m) at the key sub-step's end, where a simulated key's closing check is read
+S_XC = S_TH + 1
+STATE_SIZE = S_XC + 1
 
 LAW_HUNT_CROSSLEY, LAW_RIGID = 0, 1
 MODE_FLIGHT, MODE_CONTACT = 0, 1

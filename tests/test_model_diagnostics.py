@@ -8,7 +8,7 @@ from hapticam.devices.sim import SimulatedDevice
 from hapticam.devices.users import press
 from hapticam.models.files import load_model_only
 from hapticam.models.hybrid_key import HybridKey
-from hapticam.models.hybrid_key_kernel import drive_point
+from hapticam.models.hybrid_key_geometry import drive_at
 from hapticam.models.hybrid_key_layout import S_XK
 from hapticam.models.kernels import model_force
 from hapticam.render.loop import LoopConfig, ServoLoop, run_simulated
@@ -20,17 +20,18 @@ def test_hybrid_key_diagnostics_are_the_hammer_height_and_drive_point_of_an_offl
     key = next(c for c in model.components() if isinstance(c, HybridKey))
     compiled = model.compile()
     state = compiled.reset_state()
-    ys, xks = [], []
+    ys, xks, states = [], [], []
     for i in range(result.t_s.size):                      # the kernel offline on the sensed positions
         model_force(compiled.params, state, result.x_m[i], result.v_mps[i], 0.0, 1e-3)
         so = int(compiled.params[1 + 3])
         ys.append(state[so])                              # hammer height (the layout's S_Y = 0)
         xks.append(state[so + S_XK])                      # the simulated key under the handle
+        states.append(state[so:].copy())                  # (a held closing check reads the handle there)
     np.testing.assert_allclose(result.model_diag[:, 0], ys, atol=1e-12)
     assert np.ptp(result.model_diag[:, 0]) > 1e-3         # the hammer moved
     p = key.params_block()
     escaped = (result.model_flags & 4) != 0
-    expected = [drive_point(p, x, 1.0 if e else 0.0) for x, e in zip(xks, escaped)]   # at the key, not the handle
+    expected = [drive_at(p, st, x, 1.0 if e else 0.0) for x, e, st in zip(xks, escaped, states)]  # the key's drive
     np.testing.assert_allclose(result.model_diag[:, 1], expected, atol=1e-12)
 
 
