@@ -67,7 +67,6 @@ import math
 from numba import njit
 
 from hapticam.models.hybrid_key_geometry import check_held, drive_slope
-
 from hapticam.models.hybrid_key_layout import (FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                                MAX_LOGGED_EVENTS, MODE_CONTACT, P_BC, P_BK, P_BKB, P_G,
                                                P_KC, P_KKB, P_MH, P_MK, P_R, P_XKB, S_CEV0,

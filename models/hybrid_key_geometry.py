@@ -92,7 +92,7 @@ def drive_kink(p, escaped):
 @njit(cache=True, nogil=True, error_model="numpy")
 def check_held(p):
     """True for a simulated key (a virtual coupling with the key's damper) with a closing check: the
-    check's drop is read at the handle (module notes)."""
+    check is read where the handle holds the key (module notes)."""
     return p[P_KC] > 0.0 and p[P_BK] > 0.0 and p[P_RAIL] == 0.0
 
 

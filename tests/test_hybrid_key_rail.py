@@ -192,7 +192,8 @@ def test_the_coupled_key_passes_the_hammers_landing_momentum_to_the_handle(past_
     handle about r m_h v = 28 mN s, and so must the key coupled for a 1 kHz device. The landing swings the
     simulated key up to 1.7 mm off the handle, back above let-off into the closing check: read at the key,
     its lever (0.56 for 5) passes the handle 17.3 mN s (9.2 held 0.5 mm past let-off); read where the handle
-    holds the key (hybrid_key_geometry), all of it. A stiff 1e5 N/m coupling is the reference that never strays."""
+    holds the key (hybrid_key_geometry), all of it. A stiff 1e5 N/m coupling is the reference that never
+    strays."""
     import dataclasses
 
     from hapticam.devices.piano_key import HybridKeyTarget
@@ -234,9 +235,9 @@ def test_coupled_key_without_the_rail_releases_on_the_direct_keys_closing_level(
 @pytest.mark.parametrize("center_mm", [8.8, 6.0, 0.2])
 @pytest.mark.parametrize("amplitude_mm", [0.05, 0.3])
 def test_coupled_key_oscillated_in_and_out_of_the_closing_check_absorbs_energy(center_mm, amplitude_mm):
-    """Pressed past let-off, then a handle oscillating +-0.05 and +-0.3 mm at 5 Hz across let-off, inside the closing
-    check and across the repetition point: the coupled key does net positive work on the user's side (it
-    absorbs energy). (A check read at the handle everywhere, its drop moved by the handle under a key
+    """Pressed past let-off, then a handle oscillating +-0.05 and +-0.3 mm at 5 Hz across let-off, inside
+    the closing check and about the repetition point: the coupled key does net positive work on the user's
+    side (it absorbs energy). (A check read at the handle everywhere, its drop moved by the handle under a key
     resting 0.44 mm deeper, gives 0.5-4.4 uJ per cycle back across let-off.)"""
     key = HybridKey(**{**PLAIN, "coupling_k_Npm": 1000.0, "coupling_b_Nspm": 1.5})
     dt, f_hz, center = 1e-3, 5.0, center_mm * 1e-3
