@@ -97,10 +97,17 @@ def check_held(p):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def held_past_let_off(p, s, escaped):
+    """True when a held check (:func:`check_held`) has escaped and the handle ``s[S_XC]`` is past let-off:
+    the backcheck then stays a whole drop below the jack (module notes)."""
+    return escaped != 0.0 and check_held(p) and s[S_XC] >= p[P_XL]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def drive_at(p, s, x, escaped):
-    """Drive point height (m) with the key at ``x`` (m) in state ``s``: :func:`drive_point`, or on a held
-    check with the handle ``s[S_XC]`` past let-off the backcheck a whole drop below the jack, ``r x - d_c``."""
-    if escaped != 0.0 and check_held(p) and s[S_XC] >= p[P_XL]:
+    """Drive point height (m) with the key at ``x`` (m) in state ``s``: :func:`drive_point`, or held past
+    let-off (:func:`held_past_let_off`) the backcheck a whole drop below the jack, ``r x - d_c``."""
+    if held_past_let_off(p, s, escaped):
         return p[P_R] * x - p[P_DC]
     return drive_point(p, x, escaped)
 
@@ -108,9 +115,7 @@ def drive_at(p, s, x, escaped):
 @njit(cache=True, nogil=True, error_model="numpy")
 def lever_at(p, s, x, escaped):
     """ds/dx of :func:`drive_at` (the lever ratio, the factor on the hammer's reaction felt at the key)."""
-    if escaped != 0.0 and check_held(p) and s[S_XC] >= p[P_XL]:
-        return p[P_R]
-    return drive_slope(p, x, escaped)
+    return p[P_R] if held_past_let_off(p, s, escaped) else drive_slope(p, x, escaped)
 
 
 def check_escapement(key: Any) -> None:
