@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 import traceback
 from typing import Sequence
@@ -31,9 +32,18 @@ COMMAND_MODULES = (
 
 EXIT_USAGE = 2
 
+#: an option's value that is a negative number, scientific notation included: argparse's own pattern
+#: (``^-\d+$|^-\d*\.\d+$`` on Python 3.11) reads ``--x-offset-mm -1e-3`` as an option without its value
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line and exit code 2 (argparse's own code)."""
+    """An ArgumentParser whose errors are one line and exit code 2 (argparse's own code), and which takes
+    any negative number, ``-1e-3`` included, as an option's value (:data:`NEGATIVE_NUMBER`)."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_USAGE, f"hapticam: error: {message} (see '{self.prog} --help')\n")

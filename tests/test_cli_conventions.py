@@ -73,3 +73,15 @@ def test_json_is_one_object_on_stdout_and_nothing_else(name, tmp_path, capsys):
     assert code in (0, 1)                                    # 1: a verification or demo verdict of FAIL
     data = json.loads(out)                                   # the whole of stdout parses
     assert isinstance(data, dict) and data
+
+
+@pytest.mark.parametrize("value", ["-1", "-0.5", "-.5", "-1e-3", "-2.5E+1", "-1.e2"])
+def test_a_negative_number_in_any_notation_is_an_options_value(value):
+    args = build_parser().parse_args(["verify", "example:gateron-brown", CAPTURE, "--x-offset-mm", value])
+    assert args.x_offset_mm == float(value)
+
+
+@pytest.mark.parametrize("value", ["-x", "-1e", "--1", "-e5"])
+def test_what_is_not_a_number_after_an_option_still_reads_as_an_option(value, capsys):
+    assert main(["verify", "example:gateron-brown", CAPTURE, "--x-offset-mm", value]) == 2
+    assert "expected one argument" in capsys.readouterr().err
