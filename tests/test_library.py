@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from hapticam.render.verify.library.build import build_library
+from hapticam.errors import UsageError
 from hapticam.render.verify.library.catalogue import kind_of, load_index, nearest, validate_index
 from hapticam.render.verify.library.synthetic import FAMILIES, write_synthetic
 
@@ -56,6 +57,26 @@ def test_validate_index_names_what_is_wrong(library):
     broken = json.loads(json.dumps(index))
     broken["entries"][0]["features"]["preload_N"] = "heavy"
     with pytest.raises(Exception, match=r"entries\[0\]\.features\.preload_N"):
+        validate_index(broken)
+
+
+@pytest.mark.parametrize("where, value", [("features", 10 ** 400), ("features", float("inf")),
+                                          ("entry", 10 ** 400), ("entry", float("nan"))],
+                         ids=["feature-past-float", "feature-inf", "entry-past-float", "entry-nan"])
+def test_validate_index_refuses_numbers_a_float_cannot_hold(library, where, value):
+    """JSON integers have no bound: one past the float range (or an inf or nan written by hand) is refused
+    with the field's name, not an OverflowError."""
+    index = load_index(library[0] / "library")
+    broken = json.loads(json.dumps(index))
+    entry = next(e for e in broken["entries"] if e["status"] == "ok")
+    i = broken["entries"].index(entry)
+    if where == "features":
+        entry["features"]["preload_N"] = value
+        field = r"features\.preload_N"
+    else:
+        entry["fit_percent"] = value
+        field = r"fit_percent"
+    with pytest.raises(UsageError, match=rf"entries\[{i}\]\.{field}: must be a finite number"):
         validate_index(broken)
 
 

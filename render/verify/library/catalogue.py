@@ -85,11 +85,24 @@ def validate_index(data: Any) -> None:
                 continue
             if not isinstance(e.get(k), t) or isinstance(e.get(k), bool) and t in ((int, float), int):
                 raise UsageError(f"{where}.{k}: missing or not {getattr(t, '__name__', 'a number')}")
+            if t == (int, float) and not _finite_number(e[k]):
+                raise UsageError(f"{where}.{k}: must be a finite number")
         if e["status"] == "ok":
             for name in FEATURES:
                 v = e["features"].get(name)
-                if not (v is None or isinstance(v, (int, float)) and math.isfinite(v)):
+                if not (v is None or _finite_number(v)):
                     raise UsageError(f"{where}.features.{name}: must be a finite number or null")
+
+
+def _finite_number(v: Any) -> bool:
+    """Whether ``v`` is an int or float (not a bool) that a float holds finitely: JSON integers have no
+    bound, and ``math.isfinite`` raises on one past the float range."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
 
 
 def feature_jnd(name: str, a: float, b: float, th: Thresholds) -> float:
