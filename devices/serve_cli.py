@@ -24,6 +24,8 @@ from hapticam.devices.cli import seed_arg
 from hapticam.errors import UsageError
 
 DEFAULT_ADDRESS = "tcp://127.0.0.1:5601"
+#: the longest --duration (s), as render and monitor take: a timer past about 9e9 s overflows
+MAX_DURATION_S = 1e9
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
@@ -51,8 +53,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from hapticam.devices.sim import SimulatedDevice
     from hapticam.devices.users import make_user
 
-    if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
-        raise UsageError(f"--duration must be a positive number of seconds, got {args.duration:g}")
+    if args.duration is not None and not (math.isfinite(args.duration) and 0 < args.duration <= MAX_DURATION_S):
+        raise UsageError(f"--duration must be a positive number of seconds of at most {MAX_DURATION_S:g}, "
+                         f"got {args.duration:g}")
     check_bind_address(args.address, args.allow_network)
     user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
     stop = threading.Event()

@@ -42,6 +42,7 @@ def test_a_command_group_without_its_subcommand_says_so_on_stderr(group: str, ca
     (["render", "example:linear-key", "--simulated-clock", "--telemetry", "tcp://127.0.0.1:99999"],
      "from 0 to 65535"),
     (["device", "serve", "tcp://127.0.0.1:99999", "--duration", "1"], "from 0 to 65535"),
+    (["device", "serve", "--duration", "1e308"], "of at most 1e+09"),
     (["verify", "example:linear-key", CAPTURE, "--rate", "1e9"], "between 100 and 10000 Hz"),
     (["monitor", "--batches", "-1", "--duration", "1"], "--batches must be >= 1"),
     (["render", "example:linear-key", "--simulated-clock", "--seed", "-1"], "--seed"),
