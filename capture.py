@@ -39,6 +39,9 @@ MAX_DT_S = 10.0
 #: metadata keys that declare a sample rate (Hz) the time column is checked against
 RATE_KEYS = ("rate_hz", "sample_rate_hz")
 _TIME_UNITS = ((1e-3, "milliseconds (name the column t_ms)"), (1e-6, "microseconds (name the column t_us)"))
+#: the largest magnitude (SI units) of a position, force, velocity or acceleration sample: no probe measures
+#: more, and the fits square and sum the samples (1e300 N overflows to inf in them)
+MAX_MAGNITUDE = 1e12
 #: samples per block of the dropout scan (bounds its working memory to ~100 MB)
 DROPOUT_BLOCK = 1 << 20
 
@@ -150,6 +153,11 @@ class Capture:
             if bad.size:
                 raise CaptureError(f"{name}: column {col} sample {int(bad[0])}: value {arr[bad[0]]} is not "
                                    f"finite ({bad.size} such sample(s))")
+            big = np.flatnonzero(np.abs(arr) > MAX_MAGNITUDE) if col != "t_s" else bad
+            if big.size:
+                raise CaptureError(f"{name}: column {col} sample {int(big[0])}: value {arr[big[0]]:g} is beyond "
+                                   f"+-{MAX_MAGNITUDE:g}, more than any probe measures ({big.size} such sample(s); "
+                                   "is the column in the unit its name says?)")
         if n < MIN_SAMPLES:
             raise CaptureError(f"{name}: only {n} samples; at least {MIN_SAMPLES} are needed")
         if n > MAX_SAMPLES:

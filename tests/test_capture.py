@@ -144,6 +144,8 @@ BAD_CSV.update({
     "malformed number": (_mutate(10, "0.1,abc,1.0"), "line 12: column x_m: 'abc' is not a number"),
     "nan": (_mutate(10, "0.1,nan,1.0"), "line 12: column x_m is nan"),
     "inf": (_mutate(10, "0.1,0.0,inf"), "line 12: column force_N is inf"),
+    "force past any probe": (_mutate(10, "0.1,0.0,1.1e300"), "column force_N sample 10: value 1.1e\\+300 is beyond"),
+    "position past any probe": (_mutate(10, "0.1,-2e13,1.0"), "column x_m sample 10: value -2e\\+13 is beyond"),
     "decreasing time": (_mutate(10, "0.05,0.0,1.0"), "time is decreasing at sample 10"),
     "duplicated time": (_mutate(10, "0.09,0.0,1.0"), "time is duplicated at sample 10"),
     "too few": (_file(_valid_lines(5)), "only 5 samples"),
