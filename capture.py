@@ -7,8 +7,8 @@ A :class:`Capture` holds SI arrays ``t_s`` (s), ``x_m`` (m), ``f_N`` (N), option
 Validation
 ----------
 Every problem raises :class:`~hapticam.errors.CaptureError` with one message naming the capture and what
-is wrong: NaN/inf, non-increasing or duplicated time, too few samples, no motion, a sample rate too
-irregular to differentiate.
+is wrong: NaN/inf, a position, force, velocity or acceleration beyond ``MAX_MAGNITUDE`` (SI), non-increasing
+or duplicated time, too few samples, no motion, a sample rate too irregular to differentiate.
 
 Dropouts
 --------
@@ -153,8 +153,9 @@ class Capture:
             if bad.size:
                 raise CaptureError(f"{name}: column {col} sample {int(bad[0])}: value {arr[bad[0]]} is not "
                                    f"finite ({bad.size} such sample(s))")
-            big = np.flatnonzero(np.abs(arr) > MAX_MAGNITUDE) if col != "t_s" else bad
-            if big.size:
+            # (time has its own span and unit checks below)
+            if col != "t_s" and arr.size and max(float(arr.max()), -float(arr.min())) > MAX_MAGNITUDE:
+                big = np.flatnonzero((arr > MAX_MAGNITUDE) | (arr < -MAX_MAGNITUDE))
                 raise CaptureError(f"{name}: column {col} sample {int(big[0])}: value {arr[big[0]]:g} is beyond "
                                    f"+-{MAX_MAGNITUDE:g}, more than any probe measures ({big.size} such sample(s); "
                                    "is the column in the unit its name says?)")
