@@ -29,8 +29,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from hapticam.errors import UsageError
+from hapticam.errors import ModelValidationError, UsageError
 from hapticam.fileio import atomic_write_text, json_safe
+from hapticam.models.validation import as_float
 from hapticam.render.verify.features import Thresholds
 from hapticam.render.verify.library.entry import load_entries
 
@@ -95,14 +96,13 @@ def validate_index(data: Any) -> None:
 
 
 def _finite_number(v: Any) -> bool:
-    """Whether ``v`` is an int or float (not a bool) that a float holds finitely: JSON integers have no
-    bound, and ``math.isfinite`` raises on one past the float range."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return False
+    """Whether ``v`` is a number (not a bool) that a float holds finitely (:func:`as_float`'s test: JSON
+    integers have no bound, and one past the float range is refused, not raised on)."""
     try:
-        return math.isfinite(v)
-    except OverflowError:
+        as_float("", v)
+    except ModelValidationError:
         return False
+    return True
 
 
 def feature_jnd(name: str, a: float, b: float, th: Thresholds) -> float:
