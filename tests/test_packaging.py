@@ -16,3 +16,10 @@ def test_every_subpackage_is_in_the_package_list():
                  part.startswith(".") for part in p.relative_to(ROOT).parts)}
     assert found - listed == set(), "not installed"
     assert listed - found == set(), "listed but absent"
+
+
+def test_the_licence_pyproject_declares_is_shipped_beside_it():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]["text"]
+    text = (ROOT / "LICENSE").read_text()
+    assert declared == "MIT" and text.startswith("MIT License")
+    assert "bluepylons" in text and "CC-BY 4.0" in text        # the data's own licence, credited
