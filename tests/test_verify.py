@@ -118,6 +118,9 @@ def test_cli_report_files_and_table(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "PASSED" in out and "bump peak force" in out
     data = json.loads((tmp_path / "rep" / "verify.json").read_text())
     assert data["passed"] is True and data["fit_percent"] > 95
+    # the NRMSE fit beside it, from the same residual: 100 (1 - sqrt(1 - fit / 100))
+    assert data["nrmse_fit_percent"] == pytest.approx(100 * (1 - (1 - data["fit_percent"] / 100) ** 0.5), abs=1e-9)
+    assert "fit, NRMSE (%)" in out
     assert "bluepylons" in data["capture_source"]
     png = (tmp_path / "rep" / "verify.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000

@@ -130,6 +130,8 @@ def summary_table(result) -> str:
     th = result.thresholds
     row("fit, all (%)", "", f"{result.fit_percent:.2f}", "", f">= {th.fit_percent:g}",
         result.fit_percent >= th.fit_percent)
+    lines.append(f"  {'fit, NRMSE (%)':<30} {'':>12} {result.nrmse_fit_percent:>12.2f} {'':>12} {'':>12}  "
+                 "(information: 1 - |e|/|F - mean F|)")
     for name, m in result.per_direction.items():          # shown, not judged: the verdict is the overall fit's
         lines.append(f"  {f'fit, {name} (%)':<30} {'':>12} {m['fit_percent']:>12.2f} {'':>12} {'':>12}  "
                      "(information)")

@@ -106,6 +106,8 @@ class VerifyResult:
     fit_percent: float
     rms_N: float
     max_error_N: float
+    #: the NRMSE fit of the same forces (MATLAB's ``compare``); no threshold reads it
+    nrmse_fit_percent: float
     per_direction: dict[str, dict[str, float]]
     curves_reference: FxCurves
     curves_rendered: FxCurves
@@ -130,7 +132,8 @@ class VerifyResult:
         return {
             "model": self.model_name, "capture": self.capture_name, "capture_source": self.capture_source,
             "passed": self.passed,
-            "failures": self.failures, "fit_percent": self.fit_percent, "rms_N": self.rms_N,
+            "failures": self.failures, "fit_percent": self.fit_percent,
+            "nrmse_fit_percent": self.nrmse_fit_percent, "rms_N": self.rms_N,
             "max_error_N": self.max_error_N, "per_direction": self.per_direction,
             "features": {"captured": self.features.reference.to_dict(),
                          "rendered": self.features.rendered.to_dict()},
@@ -237,7 +240,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         model_name=model_name, capture_name=capture.name, t_s=t_cap, x_reference_m=x_cap, x_rendered_m=x_ren,
         force_reference_N=capture.f_N, force_rendered_N=f_ren, direction=direction, valid=valid,
         fit_percent=overall["fit_percent"], rms_N=overall["rms_N"], max_error_N=overall["max_N"],
-        per_direction=per_direction, curves_reference=curves_ref, curves_rendered=curves_ren, features=report,
+        nrmse_fit_percent=overall["nrmse_fit_percent"], per_direction=per_direction, curves_reference=curves_ref, curves_rendered=curves_ren, features=report,
         thresholds=th, passed=not failures, failures=failures,
         replay={"rate_hz": rate_hz, "speedup": speedup, "lead_in_s": lead_s, "ticks": int(result.t_s.size),
                 "probe_stiffness_N_per_m": PROBE_STIFFNESS_N_PER_M, "device_max_force_N": device.max_force_N,
