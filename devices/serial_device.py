@@ -420,8 +420,8 @@ class SerialDevice(Device):
         try:
             self._serial = serial.Serial(self.port, self.baud, timeout=0, write_timeout=0.2, exclusive=True)
         except (serial.SerialException, OSError, ValueError) as exc:
-            raise DeviceError(f"{self.spec.name}: cannot open {self.port}: {exc} (in use by another "
-                              "program or run? hapticam opens a port exclusively)") from exc
+            raise DeviceError(f"{self.spec.name}: cannot open {self.port}: {_open_failure_reason(self.port, exc)}"
+                              ) from exc
         try:
             self._line_setup()
             self._serial.reset_input_buffer()
@@ -466,3 +466,15 @@ class SerialDevice(Device):
         status = serial_actuate((self.ist, self.fst, self.rx, self.tx), self._io, 0.0)
         if status == FAULT_GONE:
             raise DeviceError(f"{self.spec.name}: {STATUS_TEXT[FAULT_GONE]}")
+
+
+def _open_failure_reason(port: str, exc: BaseException) -> str:
+    """Why a serial port would not open, read from the file system rather than the driver's wording."""
+    if not os.path.exists(port):
+        return ("no such port (is the device plugged in? the serial ports present are listed by "
+                "'python -m serial.tools.list_ports')")
+    if not os.access(port, os.R_OK | os.W_OK):
+        return ("permission denied (on Linux, add your user to the group that owns the port, usually "
+                "'dialout', and log in again)")
+    return f"{exc} (in use by another program or run? hapticam opens a port exclusively)"
+

@@ -138,8 +138,9 @@ def test_handshake_gives_the_spec_and_bad_ports_fail_clearly(emu_exe):
         device_from_spec("serial")
     assert isinstance(device_from_spec("serial:/dev/ttyACM9"), SerialDevice)
     t0 = time.monotonic()
-    with pytest.raises(DeviceError, match="cannot open /nonexistent/tty"):
+    with pytest.raises(DeviceError, match="cannot open /nonexistent/tty") as missing:
         SerialDevice("/nonexistent/tty").open()
+    assert "no such port" in str(missing.value) and "in use" not in str(missing.value)
     with HspEmulator(PARAMS, None, executable=emu_exe) as port:
         with SerialDevice(port) as dev:
             s = dev.spec
