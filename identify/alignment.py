@@ -19,6 +19,14 @@ Backlash
     On the twelve real switch captures a uniform shift of the whole releasing curve removes the apparent
     energy generation at both the first rise and the bottom-out wall.
 
+Alignment on a model
+    :func:`align_to_model` puts a capture where a model's positions are, the way ``hapticam verify``
+    compares them and ``hapticam plot`` draws them: the backlash removed from the releasing samples, then
+    every position shifted by :func:`contact_offset`, which moves the capture's pressing contact point onto
+    the model's (a model's ``x = 0`` is usually the key's contact, a capture's the probe's start) and
+    refines the shift within :data:`OFFSET_SEARCH_M` to the one whose pressing forces best match the
+    model's. Only quasi-static captures are shifted (at speed, damping moves the contact estimate).
+
 Hold-out
     :func:`holdout_mask` picks the samples that validate a fit: the last press/release cycle when the
     capture has two or more, else (one stroke each way, a quasi-static capture) every fifth block of
@@ -28,9 +36,14 @@ Hold-out
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
 from hapticam.identify.preprocess import Prepared
+from hapticam.models.base import Model
+from hapticam.models.kernels import model_force
 
 HOLD_SAMPLES = 3
 HEAD_SAMPLES = 5
@@ -38,6 +51,10 @@ MAX_BACKLASH_FRACTION = 0.05
 BLOCK_SAMPLES = 1
 #: captures slower than this (m/s, median) are quasi-static
 QUASI_STATIC_MPS = 1e-3
+#: the contact-point shift is refined by this much (m) either way around the contact estimate
+OFFSET_SEARCH_M = 50e-6
+#: points of the model's pressing curve over the captured travel that its contact point is found on
+OFFSET_CURVE_POINTS = 2001
 
 
 def contact_point(x_m: np.ndarray, f_N: np.ndarray) -> float | None:
@@ -80,6 +97,57 @@ def remove_backlash(prep: Prepared) -> float:
         return 0.0
     prep.x = np.where(prep.direction < 0, prep.x + shift, prep.x)
     return shift
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """How a capture was moved onto a model (m): ``backlash_m`` added to the releasing samples, then
+    ``offset_m`` added to every position."""
+
+    backlash_m: float
+    offset_m: float
+
+
+def align_to_model(model: Model, prepared: Prepared, x_offset_m: float | None = None) -> Alignment:
+    """Remove the backlash from ``prepared`` (in place, :func:`remove_backlash`) and shift all its
+    positions onto ``model`` by :func:`contact_offset`, or by ``x_offset_m`` (m) when given."""
+    backlash = remove_backlash(prepared)
+    offset = contact_offset(model, prepared) if x_offset_m is None else float(x_offset_m)
+    prepared.x = prepared.x + offset
+    return Alignment(backlash_m=backlash, offset_m=offset)
+
+
+def contact_offset(model: Model, prepared: Prepared) -> float:
+    """Shift (m) that puts the capture's pressing contact point on the model's (0 if either has none, or
+    the capture is not quasi-static), refined to the shift within :data:`OFFSET_SEARCH_M` of it whose
+    pressing forces best match the model's."""
+    press = prepared.group(1)
+    if press.size < 10 or float(np.median(np.abs(prepared.v))) >= QUASI_STATIC_MPS:
+        return 0.0
+    c_cap = contact_point(prepared.x[press], prepared.f[press])
+    lo, hi = float(prepared.x.min()), float(prepared.x.max())
+    xs = np.linspace(lo, hi, OFFSET_CURVE_POINTS)      # over the captured travel only (end stops lie outside)
+    compiled = model.compile()
+    c_mod = contact_point(xs, np.array([_pressing_force(compiled, x) for x in xs]))
+    if c_cap is None or c_mod is None:
+        return 0.0
+    coarse = float(c_mod - c_cap)
+    xp, fp = prepared.x[press], prepared.f[press]
+    best, best_err = coarse, np.inf
+    for cand in coarse + np.linspace(-OFFSET_SEARCH_M, OFFSET_SEARCH_M, 21):
+        pred = np.array([_pressing_force(compiled, x + cand) for x in xp[::2]])
+        err = float(np.sum((pred - fp[::2]) ** 2))
+        if err < best_err:
+            best, best_err = float(cand), err
+    return best
+
+
+def _pressing_force(compiled: Any, x_m: float) -> float:
+    """The model's force (N) at ``x_m`` pressing slowly (1 mm/s) from its reset state."""
+    state = compiled.reset_state()
+    # Two calls: the first sets any direction state held in the model, the second is the reading.
+    model_force(compiled.params, state, float(x_m), 0.1, 0.0, 1e-3)
+    return float(model_force(compiled.params, state, float(x_m), 1e-3, 0.0, 1e-3))
 
 
 def holdout_mask(prep: Prepared) -> tuple[np.ndarray, str]:
