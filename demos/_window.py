@@ -52,6 +52,8 @@ PANEL = (30, 33, 42)
 GRID = (55, 60, 74)
 TEXT = (215, 218, 226)
 DIM = (120, 125, 140)
+AXIS = (165, 170, 186)       # axis lines and tick marks
+TICK_PX = 5                  # length of a tick mark (px)
 
 
 def require_pygame() -> Any:
@@ -169,6 +171,51 @@ def nice_ceil(value: float) -> float:
         if m * p >= value * (1 - 1e-12):
             return m * p
     return 10.0 * p
+
+
+def nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
+    """At most ``most`` round values (steps of 1, 2, 2.5 or 5 times a power of ten) from ``lo`` to ``hi``."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        return []
+    step = nice_ceil((hi - lo) / max(most - 1, 1))
+    first = math.ceil(lo / step - 1e-9)
+    ticks = []
+    for k in range(first, first + most + 1):
+        value = round(k * step, 12) + 0.0       # + 0.0: no "-0"
+        if value <= hi + 1e-9 * step:
+            ticks.append(value)
+    return ticks
+
+
+def draw_axes(pg: Any, surface: Any, font: Any, rect: tuple[int, int, int, int], x_scale: tuple[float, float],
+              y_scale: tuple[float, float], x_label: str, y_label: str) -> tuple[list[float], list[float]]:
+    """Axes along the left and bottom edges of the plot ``rect`` (left, top, width, height), just outside
+    it (a trace clipped to ``rect`` never covers them): ``x_scale`` (left, right) and ``y_scale`` (bottom,
+    top) are the values at the edges, in the units the labels name. Round values (:func:`nice_ticks`)
+    get a tick mark, a label and a grid line across ``rect``. Returns the x and y tick values drawn."""
+    left, top, w, h = rect
+    (x0, x1), (y0, y1) = x_scale, y_scale
+    x_ticks, y_ticks = nice_ticks(min(x0, x1), max(x0, x1)), nice_ticks(min(y0, y1), max(y0, y1))
+    for value in y_ticks:
+        row = round(top + h - (value - y0) / (y1 - y0) * h)
+        pg.draw.line(surface, GRID, (left, row), (left + w - 1, row))
+        pg.draw.line(surface, AXIS, (left - 1 - TICK_PX, row), (left - 1, row))
+        label = font.render(f"{value:g}", True, TEXT)
+        surface.blit(label, (left - TICK_PX - 4 - label.get_width(), row - label.get_height() // 2))
+    for value in x_ticks:
+        col = round(left + (value - x0) / (x1 - x0) * w)
+        pg.draw.line(surface, GRID, (col, top), (col, top + h - 1))
+        pg.draw.line(surface, AXIS, (col, top + h), (col, top + h + TICK_PX))
+        label = font.render(f"{value:g}", True, TEXT)
+        surface.blit(label, (col - label.get_width() // 2, top + h + TICK_PX + 3))
+    pg.draw.line(surface, AXIS, (left - 1, top), (left - 1, top + h))
+    pg.draw.line(surface, AXIS, (left - 1, top + h), (left + w, top + h))
+    title = font.render(x_label, True, DIM)
+    surface.blit(title, (left + (w - title.get_width()) // 2, top + h + TICK_PX + 20))
+    title = pg.transform.rotate(font.render(y_label, True, DIM), 90)
+    widest = max((font.size(f"{v:g}")[0] for v in y_ticks), default=0)
+    surface.blit(title, (left - TICK_PX - 8 - widest - title.get_width(), top + (h - title.get_height()) // 2))
+    return x_ticks, y_ticks
 
 
 # -- scripted input ---------------------------------------------------------------------------------------

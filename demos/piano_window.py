@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, Script, ScriptPlayer,
-                                    frame_ticks, require_pygame, run_loop, text)
+                                    draw_axes, frame_ticks, require_pygame, run_loop, text)
 from hapticam.devices.users import PROBE_DAMPING_N_S_PER_M, PROBE_STIFFNESS_N_PER_M
 from hapticam.errors import HapticError, UsageError
 from hapticam.models.files import load_model
@@ -67,7 +67,8 @@ class PianoLayout:
     ``key_y0``; in the hammer column, a height ``y`` (m) is row ``hammer_y0 - y * hammer_px_per_m``: the
     hammer's bottom edge sits at its height ``y``, the jack's top at the drive point ``s``, the string
     line ``hammer_h`` pixels above the string height (so the hammer's top touches it at ``y = y_s``).
-    Trace: ``trace`` rectangle, heights over ``trace_y_range_m``, the last ``TRACE_S`` seconds.
+    Trace: ``trace`` rectangle, heights over ``trace_y_range_m``, the last ``TRACE_S`` seconds; its
+    axes (:meth:`trace_scales`) give the height in mm and the time in s before now.
     Lamps: ``lamp_rects`` in the order of ``LAMPS``.
     """
 
@@ -82,9 +83,9 @@ class PianoLayout:
     hammer_h: int = 26
     hammer_y0: int = 440
     hammer_px_per_m: float = 7500.0
-    trace: tuple[int, int, int, int] = (470, 70, 470, 330)
+    trace: tuple[int, int, int, int] = (500, 70, 440, 330)
     trace_y_range_m: tuple[float, float] = (-0.005, 0.05)
-    lamp_rects: tuple[tuple[int, int, int, int], ...] = tuple((470 + 94 * i, 440, 86, 30) for i in range(5))
+    lamp_rects: tuple[tuple[int, int, int, int], ...] = tuple((470 + 94 * i, 452, 86, 30) for i in range(5))
 
     def hammer_row(self, y_m: float) -> float:
         """Row of a height ``y_m`` in the hammer column."""
@@ -97,6 +98,11 @@ class PianoLayout:
     def depth_at(self, row: float) -> float:
         """Finger target (m) for a mouse at ``row`` over the key front."""
         return (row - self.key_y0) / self.key_px_per_m
+
+    def trace_scales(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The trace's axes: time (s, 0 = now) from left to right edge, height (mm) from bottom to top."""
+        lo, hi = self.trace_y_range_m
+        return (-TRACE_S, 0.0), (lo * 1e3, hi * 1e3)
 
     def trace_xy(self, age_s: np.ndarray, y_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Trace pixels for samples ``age_s`` seconds old (0: now, at the right edge) at height ``y_m``."""
@@ -212,6 +218,7 @@ class PianoWindow:
         surface.fill(BG)
         pg.draw.rect(surface, PANEL, lay.panel)
         pg.draw.rect(surface, PANEL, lay.trace)
+        draw_axes(pg, surface, font, lay.trace, *lay.trace_scales(), "time t (s, 0 = now)", "height (mm)")
         # keybed under the key front, rest line
         if key.keybed_m is not None:
             row = round(lay.key_row(key.keybed_m)) + 6
@@ -262,7 +269,7 @@ class PianoWindow:
              (20, 14), TEXT)
         strikes = rec[:, 4].astype(np.int64) & FLAG_STRING
         text(surface, font, f"key {x * 1e3:6.2f} mm   force {force:6.2f} N   hammer {y * 1e3:6.1f} mm   "
-             f"strikes {int(np.count_nonzero(strikes))}   t {t:6.2f} s", (470, 500), TEXT)
+             f"strikes {int(np.count_nonzero(strikes))}   t {t:6.2f} s", (470, 508), TEXT)
 
     def result(self, frames: int, screenshot: Path | None) -> PianoRun:
         rec = self.recorded()
