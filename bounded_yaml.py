@@ -47,8 +47,9 @@ def load_bounded(text: str | bytes, name: str, *, max_depth: int, max_nodes: int
     ``max_depth``, more than ``max_nodes`` nodes, a tag, an anchor or alias, a duplicate key, a key that
     is not a scalar, or more than one document.
     """
-    loader = LOADER(text)
+    loader = None
     try:
+        loader = LOADER(text)                 # the pure-Python reader checks the characters here already
         return _build(loader, name, max_depth, max_nodes, error)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -56,7 +57,8 @@ def load_bounded(text: str | bytes, name: str, *, max_depth: int, max_nodes: int
         problem = getattr(exc, "problem", None) or "malformed YAML"
         raise error(f"{name}: not valid YAML{where}: {problem}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _line(event: Any) -> str:
