@@ -19,7 +19,7 @@ def test_every_subpackage_is_in_the_package_list():
 
 
 def test_the_licence_pyproject_declares_is_shipped_beside_it():
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]["text"]
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]
     text = (ROOT / "LICENSE").read_text()
     assert declared == "MIT" and text.startswith("MIT License")
     assert "bluepylons" in text and "CC-BY 4.0" in text        # the data's own licence, credited
