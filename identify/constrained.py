@@ -78,7 +78,11 @@ def constrained_lsq(G: np.ndarray, h: np.ndarray, C: np.ndarray, d: np.ndarray) 
     rows = np.vstack([E.T, slack[None, :]])
     target = np.zeros(n + 1)
     target[n] = 1.0
-    u, _ = nnls(rows, target, maxiter=50 * (rows.shape[1] + 10))
+    try:
+        u, _ = nnls(rows, target, maxiter=50 * (rows.shape[1] + 10))
+    except RuntimeError:                                          # the iteration limit (worded per scipy release)
+        raise IdentificationError("the constrained fit did not converge (NNLS iteration limit): the "
+                                  "constraints are too many or too ill-conditioned for this capture") from None
     r = rows @ u - target
     if not abs(r[n]) > 1e-14:
         raise IdentificationError("the constraints cannot all be met (infeasible constrained fit)")

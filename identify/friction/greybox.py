@@ -277,7 +277,8 @@ def equation_error_guess(t_s: np.ndarray, q: np.ndarray, w: np.ndarray, window_s
         wj, A = np.ascontiguousarray(w[:, j], dtype=np.float64), np.empty((idx.size - 1, 3))
         for vt in grid:
             window_regressors(wj, float(t[1] - t[0]), idx, float(vt), A)  # tanh(4u), u/(u^2/4+3/4)^2, w
-            sol, rn = nnls(A, y)  # c1, c2, c4 >= 0  (eq. 5)
+            sol, _ = nnls(A, y)  # c1, c2, c4 >= 0  (eq. 5)
+            rn = float(np.linalg.norm(A @ sol - y))   # computed: some scipy releases return a wrong rnorm
             if rn < best[0]:
                 best = (rn, vt, sol)
         _, vt, sol = best
