@@ -155,7 +155,7 @@ def _phase_starts(safe: Callable, x: np.ndarray, n0: int, period_s: float, max_n
             return safe(np.concatenate([xs, x[3:]]), n0)
 
         sol = least_squares(state_only, start, method="lm", diff_step=1e-7, max_nfev=max_nfev, xtol=1e-12,
-                            ftol=1e-12)
+                            ftol=1e-12, x_scale="jac")      # given: scipy 1.16 changed lm's default scaling
         if sol.cost < best_cost:
             best, best_cost = np.concatenate([sol.x, x[3:]]), sol.cost
     return best
@@ -191,7 +191,7 @@ def fit_lm(data: HopperData, theta0: np.ndarray, base: HopperParams | None = Non
     x = _phase_starts(safe, x, sizes[0], base.period_s, max_nfev, phase_starts)
     for n in sizes:
         sol = least_squares(lambda xx: safe(xx, n), x, method="lm", diff_step=1e-7, max_nfev=max_nfev,
-                            xtol=1e-12, ftol=1e-12)
+                            xtol=1e-12, ftol=1e-12, x_scale="jac")
         x = sol.x
         windows += 1
         history.append((calls + 1, float(np.mean(safe(x, data.y_m.size) ** 2))))
