@@ -9,7 +9,9 @@ Steps (seed 004 chapters 2-3):
    or the Hunt-Crossley law ``F = k d^n (1 + b' d')`` by nonlinear least squares;
 5. the damping verdict: b is *identifiable* when the global least-squares standard error is at most
    ``b_rel_se_max`` (10 %) of the estimate; otherwise it is reported as not identifiable (with its standard
-   error) and the model gets ``b = 0`` rather than an invented value.
+   error) and the model gets ``b = 0`` rather than an invented value;
+6. what the capture supports (:mod:`~.support`): a wall inside the captured travel, standard errors that
+   are finite; each estimate's status says which it lacks, and no model is made from a wall outside the data.
 
 Force is taken positive into the wall: with ``side = -1`` (a wall below) both position and force are
 mirrored (DESIGN.md sign convention).
@@ -34,6 +36,7 @@ from hapticam.identify.contact.mechanics import remove_series_compliance, series
 from hapticam.identify.contact.onset import DatumEffect, Onset, datum_effect, detect_onset
 from hapticam.identify.contact.power_law import PowerLawFit, fit_power_law
 from hapticam.identify.contact.result import EstimateResult, as_signal, sample_times
+from hapticam.identify.contact.support import mark_statuses, wall_outside_statement
 from hapticam.models.contact import Contact
 
 ESTIMATORS = ("rls", "ils", "ia", "kalman", "gls", "etfe", "oem", "eem", "gmle")
@@ -95,14 +98,22 @@ class ContactFit:
     probe_stiffness_Npm: float | None = None
     k_uncorrected_Npm: float | None = None
     notes: list[str] = field(default_factory=list)
+    unsupported: str | None = None
 
     def to_model(self) -> Contact:
-        """The ``contact`` model; unidentifiable (or negative) damping is written as 0."""
+        """The ``contact`` model; unidentifiable (or negative) damping is written as 0. Refused when the
+        capture does not support a wall (``unsupported`` says why)."""
+        if self.unsupported:
+            raise IdentificationError(self.unsupported)
         if not (np.isfinite(self.k_Npm) and self.k_Npm > 0):
             raise IdentificationError(f"the fitted stiffness {self.k_Npm:.4g} is not positive: no model")
         b = max(self.b_Nspm, 0.0) if self.b_identifiable else 0.0
         n = 1.0 if self.law == "linear" else self.n
         return Contact(law=self.law, x_c_m=self.x_c_m, k_Npm=self.k_Npm, b_Nspm=b, n=n, side=self.side)
+
+    def force_at(self, x_m: float) -> float:
+        """The fitted static force (N, into the wall) at the position ``x_m`` (m)."""
+        return self.k_Npm * max(self.side * (x_m - self.x_c_m), 0.0) ** self.n
 
     def table(self) -> str:
         """The estimators side by side (as the thesis's Tables 3-2, 3-3)."""
@@ -234,7 +245,8 @@ def fit_contact(t_s: Any, x_m: Any, f_N: Any, estimator: str = "gls", law: str =
     s = settings or ContactSettings()
     t, x, f, v, dt = _check(t_s, x_m, f_N, v_mps, estimator, law, side, probe_stiffness_Npm)
     fc = side * f
-    on = detect_onset(fc, threshold_N=s.onset_threshold_N, baseline_samples=s.onset_baseline_samples)
+    on = detect_onset(fc, threshold_N=s.onset_threshold_N, baseline_samples=s.onset_baseline_samples,
+                      x_m=side * x)
     if on.end - on.index + 1 < 20:
         raise IdentificationError(f"contact lasts {on.end - on.index + 1} samples; at least 20 are needed")
     fw = fc - on.baseline_N
@@ -263,4 +275,6 @@ def fit_contact(t_s: Any, x_m: Any, f_N: Any, estimator: str = "gls", law: str =
                                  f"{series_stiffness(raw.k_Npm, probe_stiffness_Npm):.6g} N/m")
     else:
         _hunt_crossley(fit, d, vd, fw[sl])
+    fit.unsupported = wall_outside_statement(fit.x_c_m, xw, on.index, fit.force_at)
+    mark_statuses(fit.results, fit.unsupported is not None, fit.x_c_m)
     return fit

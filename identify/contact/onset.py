@@ -26,6 +26,7 @@ import numpy as np
 
 from hapticam.errors import IdentificationError
 from hapticam.identify.contact.batch import solve_ls
+from hapticam.identify.contact.support import baseline_refusal, free_lead, is_quiet
 
 
 @dataclass
@@ -39,9 +40,21 @@ class Onset:
     threshold_N: float
 
 
+def _baseline(f: np.ndarray, nb: int) -> tuple[float, float, float]:
+    """Level, noise deviation and the force's rise above the level (N) with the first ``nb`` samples."""
+    base = float(np.median(f[:nb]))
+    noise = float(np.std(f[:nb]))  # noise deviation (a MAD would read 0 on a quantised, quiet sensor)
+    return base, noise, float(np.max(f) - base)
+
+
 def detect_onset(f_N: np.ndarray, *, threshold_N: float | None = None, n_sigma: float = 6.0,
-                 baseline_samples: int | None = None) -> Onset:
+                 baseline_samples: int | None = None, x_m: np.ndarray | None = None) -> Onset:
     """First and last samples of contact in a force record ``f_N`` (N, positive into the wall).
+
+    The baseline is the first ``baseline_samples``; by default 1 % of the record, or, when those reach into
+    the contact (their spread puts the threshold above half the force's rise), the quiet samples before the
+    force first departs (:func:`~hapticam.identify.contact.support.free_lead`). Refused, with the reason
+    (:func:`~hapticam.identify.contact.support.baseline_refusal`), when even those are no free-space baseline.
 
     Parameters
     ----------
@@ -51,23 +64,30 @@ def detect_onset(f_N: np.ndarray, *, threshold_N: float | None = None, n_sigma: 
         Noise deviations for the default threshold.
     baseline_samples : int, optional
         Leading samples that are certainly free of contact (default: 1 % of the record, 10 at least).
+    x_m : numpy.ndarray, optional
+        Probe positions (m), to say whether the first samples' force follows the probe.
     """
     f = np.asarray(f_N, dtype=np.float64)
     n = f.size
     nb = max(10, n // 100) if baseline_samples is None else int(baseline_samples)
     if not 3 <= nb < n:
         raise IdentificationError(f"baseline_samples: expected 3..{n - 1}, got {nb}")
-    base = float(np.median(f[:nb]))
-    noise = float(np.std(f[:nb]))  # noise deviation (a MAD would read 0 on a quantised, quiet sensor)
-    span = float(np.max(f) - base)
+    base, noise, span = _baseline(f, nb)
     if not span > 0:
         raise IdentificationError("no contact: the force never rises above its starting level")
+    if threshold_N is None and baseline_samples is None and not is_quiet(noise, span, n_sigma):
+        nb = free_lead(f, nb, n_sigma)
+        base, noise, span = _baseline(f, nb)
+        refusal = baseline_refusal(f, nb, noise, span, n_sigma, x_m)
+        if refusal:
+            raise IdentificationError(refusal)
     thr = max(n_sigma * noise, 1e-3 * span) if threshold_N is None else float(threshold_N)
     if not thr > 0:
         raise IdentificationError(f"threshold_N must be positive, got {threshold_N}")
     above = np.nonzero(f[nb:] - base > thr)[0]
     if above.size == 0:
-        raise IdentificationError(f"no contact: the force never exceeds the baseline by {thr:.3g} N")
+        raise IdentificationError(f"no contact: the force never exceeds the baseline by {thr:.3g} N (its largest "
+                                  f"rise is {span:.3g} N)")
     return Onset(int(nb + above[0]), int(nb + above[-1]), base, noise, thr)
 
 

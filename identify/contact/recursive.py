@@ -283,17 +283,39 @@ def kalman(t_s: Any, x_m: Any, f_N: Any, v_mps: Any = None, *, theta0: Any = (K0
     """
     t, x, f, v, _ = _inputs(t_s, x_m, f_N, v_mps)
     H = np.column_stack([x, v])
+    theta_ls = np.linalg.lstsq(H, f, rcond=None)[0]
     if r is None:
-        res = f - H @ np.linalg.lstsq(H, f, rcond=None)[0]
+        res = f - H @ theta_ls
         r = max(float(np.mean(res ** 2)), 1e-300)
     est = ContactKalman(theta0, r, p0, q)
+    prior = est.theta.copy()
     n = x.size
     hist, pdiag, innov = np.empty((n, 2)), np.empty((n, 2)), np.empty(n)
     status, reached = kalman_kernel(np.ascontiguousarray(H), f, est.r, est.Q, est.theta, est.P, hist, pdiag, innov)
     if status != STATUS_OK:
         raise IdentificationError(f"kalman: non-finite value at sample {reached} (t = {t[reached]:.6g} s)")
-    return EstimateResult("kalman", est.names, est.theta.copy(), est.P.copy(), hist, t, "time",
-                          extra={"r_N2": est.r, "pdiag": pdiag, "innovation_N": innov})
+    status = prior_status(est.theta, theta_ls, prior, est.P) if not np.any(est.Q) else "ok"
+    return EstimateResult("kalman", est.names, est.theta.copy(), est.P.copy(), hist, t, "time", status=status,
+                          extra={"r_N2": est.r, "pdiag": pdiag, "innovation_N": innov,
+                                 "prior_shift": est.theta - theta_ls})
+
+
+#: a prior that moves an estimate by more than this many of its standard errors dominates it
+PRIOR_SHIFT_SE = 3.0
+
+
+def prior_status(theta: np.ndarray, theta_ls: np.ndarray, prior: np.ndarray, cov: np.ndarray) -> str:
+    """``"ok"``, or which parameter a Kalman prior dominates. Without process noise the filter's estimate is
+    the least-squares one shifted by the prior, ``theta - theta_ls = P P0^-1 (theta0 - theta_ls)``; a shift of
+    more than :data:`PRIOR_SHIFT_SE` standard errors means the record does not outweigh the prior."""
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    shift = np.abs(theta - theta_ls) / np.where(se > 0, se, np.inf)
+    worst = int(np.argmax(shift))
+    if not shift[worst] > PRIOR_SHIFT_SE:
+        return "ok"
+    name, unit = (("k", "N/m"), ("b", "N s/m"))[worst]
+    return (f"prior-dominated: the prior {name}0 = {prior[worst]:.3g} {unit} moves {name} "
+            f"{shift[worst]:.0f} standard errors from the record's least squares ({theta_ls[worst]:.4g} {unit})")
 
 
 def indirect_adaptive(t_s: Any, x_m: Any, f_N: Any, v_mps: Any = None, *, theta0: Any = (K0_NPM, B0_NSPM),
