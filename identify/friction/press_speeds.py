@@ -24,6 +24,7 @@ import numpy as np
 
 from hapticam.capture import Capture
 from hapticam.errors import IdentificationError
+from hapticam.identify.friction.experiment import spin_down_motion
 from hapticam.identify.friction.product import LawFit, fit_law, fit_law_rotary
 from hapticam.identify.friction.spin_down import WINDOW_S, derivatives
 
@@ -95,7 +96,15 @@ class PressFit:
 
 def fit_press_speeds(captures: Sequence[Capture], law: str, *, axis: str = "linear",
                      window_s: float = WINDOW_S) -> PressFit:
-    """Fit ``law`` with the spring (``axis="linear"``) or detents (``"rotary"``) to multi-speed captures."""
+    """Fit ``law`` with the spring (``axis="linear"``) or detents (``"rotary"``) to multi-speed captures.
+
+    A spin-down is refused (:func:`~hapticam.identify.friction.experiment.spin_down_motion`): its coast is not
+    steady sliding, and the creep of a knob come to rest would pass for sliding both ways."""
+    for cap in (c for c in captures if not c.metadata.get("force_absent")):    # angle only: refused below
+        verdict = spin_down_motion(cap)
+        if verdict.spin_down:
+            raise IdentificationError(f"{cap.name} is a spin-down ({verdict.reason}), not sliding at several "
+                                      "speeds: fit it as one (--experiment spin-down)")
     sl = sliding_samples(captures, window_s)
     if np.all(sl.v > 0) or np.all(sl.v < 0):
         raise IdentificationError("the captures slide one way only: press and release (or turn both ways) so "

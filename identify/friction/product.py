@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -108,6 +108,17 @@ class LawFit:
     samples: int = 0
     speed_range: tuple[float, float] = (0.0, 0.0)
     notes: list[str] = field(default_factory=list)
+    detents_per_rev: int = 0
+
+    def detent_amplitude(self) -> tuple[float, float]:
+        """Amplitude ``A`` (N m) of the detents' fundamental ``A sin(N theta + phase)`` and its standard error
+        (0, 0 when no detents were fitted)."""
+        if not self.detents_per_rev:
+            return 0.0, 0.0
+        s, c = self.extra["detent_sin"], self.extra["detent_cos"]
+        amp = math.hypot(s, c)
+        se = math.hypot(s * self.extra_se["detent_sin"], c * self.extra_se["detent_cos"]) / amp if amp else 0.0
+        return amp, se                                   # first order in the (nearly orthogonal) sin and cos terms
 
     def model(self) -> Friction:
         """The fitted law as a :class:`~hapticam.models.friction.Friction` model."""
@@ -256,14 +267,20 @@ def _edge_notes(fit: LawFit, s: float, bounds: tuple[float, float]) -> None:
                      "treat them as lower bounds")
 
 
-def detent_columns(theta: np.ndarray, residual: np.ndarray, *, max_per_rev: int = 200,
-                   min_share: float = 0.05) -> tuple[np.ndarray, int] | None:
+#: per-sample gain of a detent column with ``N`` periods per radian (the derivative filter's, see spin_down.py)
+DetentGain = Callable[[float], np.ndarray]
+
+
+def detent_columns(theta: np.ndarray, residual: np.ndarray, *, max_per_rev: int = 200, min_share: float = 0.05,
+                   gain: DetentGain | None = None) -> tuple[np.ndarray, int] | None:
     """Columns ``sin(N theta), cos(N theta), sin(2 N theta), cos(2 N theta)`` of a knob's detents, or None.
 
     ``N`` (detents per revolution, 4 to ``max_per_rev``, at least two detents inside the data's angle range)
     is the peak of the residual's Lomb-Scargle periodogram over angle (Lomb 1976; Scargle 1982), which
     needs no uniform sampling in angle (turns go back and forth). The columns are kept when they explain
-    at least ``min_share`` of the residual's sum of squares.
+    at least ``min_share`` of the residual's sum of squares. ``gain(N)``, when given, scales each sample of
+    the ``N``-per-radian columns (and ``gain(2 N)`` the second harmonic's): the response of a filter the
+    data went through, so the fitted coefficients are the detents' own.
     """
     from scipy.signal import lombscargle
 
@@ -276,6 +293,9 @@ def detent_columns(theta: np.ndarray, residual: np.ndarray, *, max_per_rev: int 
     n_best = int(counts[int(np.argmax(power))])
     cols = np.column_stack([np.sin(n_best * theta), np.cos(n_best * theta), np.sin(2 * n_best * theta),
                             np.cos(2 * n_best * theta)])
+    if gain is not None:
+        g1, g2 = gain(float(n_best)), gain(2.0 * n_best)
+        cols *= np.column_stack([g1, g1, g2, g2])
     coef, *_ = np.linalg.lstsq(cols, residual - residual.mean(), rcond=None)
     left = residual - residual.mean() - cols @ coef
     total = float(np.sum((residual - residual.mean()) ** 2))
@@ -285,20 +305,21 @@ def detent_columns(theta: np.ndarray, residual: np.ndarray, *, max_per_rev: int 
 
 
 def fit_law_rotary(law: str, v: np.ndarray, y: np.ndarray, theta: np.ndarray, extra: Any = None,
-                   extra_names: tuple[str, ...] = ()) -> tuple[LawFit, int]:
-    """:func:`fit_law`, then again with a knob's detent columns (:func:`detent_columns`) if its residual
-    shows detents. Returns the fit and the detents per revolution (0: none found)."""
+                   extra_names: tuple[str, ...] = (), *, gain: DetentGain | None = None) -> tuple[LawFit, int]:
+    """:func:`fit_law`, then again with a knob's detent columns (:func:`detent_columns`, scaled by ``gain``)
+    if its residual shows detents. Returns the fit and the detents per revolution (0: none found)."""
     ex = np.zeros((v.size, 0)) if extra is None else np.asarray(extra, dtype=np.float64).reshape(v.size, -1)
     first = fit_law(law, v, y, ex, extra_names)
     model = first.model()
     resid = y - model.steady_state_force(v) - ex @ np.array([first.extra[n] for n in extra_names] or np.zeros(0))
-    found = detent_columns(theta, resid)
+    found = detent_columns(theta, resid, gain=gain)
     if found is None:
         return first, 0
     cols, n_det = found
     fit = fit_law(law, v, y, np.hstack([ex, cols]), (*extra_names, "detent_sin", "detent_cos", "detent_sin2",
                                                       "detent_cos2"))
-    amp = math.hypot(fit.extra["detent_sin"], fit.extra["detent_cos"])
-    fit.notes.insert(0, f"detents: {n_det} per revolution, amplitude {amp:.3g} (fitted beside the friction, "
-                        "not part of the friction model)")
+    fit.detents_per_rev = n_det
+    amp, se = fit.detent_amplitude()
+    fit.notes.insert(0, f"detents: {n_det} per revolution, amplitude {amp:.3g} +- {se:.2g} (fitted beside the "
+                        "friction, not part of the friction model)")
     return fit, n_det
