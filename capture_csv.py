@@ -170,7 +170,7 @@ class _CsvState:
 
     def _table(self, text: str) -> np.ndarray:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.simplefilter("ignore", UserWarning)      # loadtxt's "input contained no data"
             table = np.loadtxt(io.StringIO(text), delimiter=self.delim, dtype=np.float64, ndmin=2, comments=None)
         if table.shape[1] != len(self.header):
             raise ValueError("column count")

@@ -126,8 +126,7 @@ def _npz_arrays(where: str, zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -
     except CaptureError:
         raise
     except ValueError as exc:
-        msg = "holds object arrays (pickles are refused)" if "pickle" in str(exc) else f"unreadable ({exc})"
-        raise CaptureError(f"{where}: {msg}") from None
+        raise CaptureError(f"{where}: unreadable ({exc})") from None     # object arrays are refused above
     except (OSError, EOFError, zipfile.BadZipFile, KeyError):
         raise CaptureError(f"{where}: not a valid .npz file (corrupt or truncated member)") from None
     ignored = [i.filename for i in infos if i not in {info for _, info in wanted}]

@@ -123,9 +123,9 @@ def _answer(served: _Served, msg: bytes, stats: ServeStats) -> bytes:
         stats.device_faults += served.pending != 0
         return reply
     try:
-        req = msgpack.unpackb(msg)
+        req = msgpack.unpackb(msg, raw=False, strict_map_key=True)    # stated: defaults changed across msgpack
         op = req.get("op") if isinstance(req, dict) else None
-    except (ValueError, msgpack.ExtraData):
+    except Exception:                          # any malformed message is answered as unknown, never raised
         op = None
     if op == "hello":
         stats.handshakes += 1
