@@ -6,12 +6,17 @@ the entry's files (model, thumbnail, entry JSON) atomically under the library fo
 entry; a capture that cannot be identified or verified gives an entry with ``status: "failed"`` and the
 reason, never an exception.
 
-Features (SI units; the perceptual distance of :mod:`hapticam.render.verify.library.catalogue` uses them):
+Features (SI units; the perceptual distance of :mod:`hapticam.render.verify.library.catalogue` uses them;
+positions along the travel are measured from contact, where the pressing force first reaches 20 % of
+its mid-travel value):
 
-- ``preload_N``: pressing force just after contact; ``actuation_force_N``: pressing force
-  :data:`ACTUATION_TRAVEL_M` past contact (where MX-style switches actuate);
-- ``total_travel_m``: contact to bottom-out; ``pretravel_m``: contact to the tactile peak (or to the
-  actuation travel when there is no bump);
+- ``preload_N``: pressing force just after contact (median over its first 0.3 mm);
+- ``actuation_force_N``: pressing force :data:`ACTUATION_TRAVEL_M` past contact (where MX-style
+  switches actuate), read off the pressing curve (median over +-:data:`ACTUATION_WINDOW_M`); None
+  when the curve does not reach that far or the key bottoms out before it;
+- ``total_travel_m``: contact to bottom-out; ``pretravel_m``: contact to the top of the tactile bump,
+  where tactile and clicky switches actuate; None without a bump (a linear key actuates at an
+  electrical contact that no force curve shows);
 - ``bump_peak_N``, ``bump_drop_N``: the tactile peak and the drop after it (0 without a bump);
 - ``hysteresis_N``: mean gap between pressing and releasing force over the travel;
 - ``travel_stiffness_Npm``: slope of the pressing force over the travel;
@@ -31,11 +36,14 @@ import numpy as np
 
 from hapticam.capture_columns import require_linear
 from hapticam.errors import HapticError
-from hapticam.fileio import save_figure, atomic_write_text, json_safe
+from hapticam.fileio import atomic_write_text, json_safe
 
 ACTUATION_TRAVEL_M = 2.0e-3
+#: half-width (m) of the stretch of pressing curve the actuation force is the median of
+ACTUATION_WINDOW_M = 50e-6
 STEEPNESS_WINDOW_M = 25e-6
-SCHEMA = "hapticam-library-entry/1"
+#: an entry file of another schema is built again (its features were read another way)
+SCHEMA = "hapticam-library-entry/2"
 
 
 def entry_key(data: bytes, settings: dict[str, Any]) -> str:
@@ -83,6 +91,7 @@ def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str
     from hapticam.identify.impedance_fit import identify_impedance
     from hapticam.models.passivity import check_passivity
     from hapticam.render.verify.compare import verify
+    from hapticam.render.verify.library.plot import key_plot
 
     capture = load_capture(path)
     require_linear(capture, path.name, LINEAR_ONLY)
@@ -94,7 +103,8 @@ def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str
     features = perceptual_features(result.features.reference, result.curves_reference)
     thumb_rel = Path("thumbs") / f"{path.stem}-{key[:8]}.png"
     (library / "thumbs").mkdir(parents=True, exist_ok=True)
-    _thumbnail(result, library / thumb_rel)
+    key_plot(result, features, result.features.reference.onset_m or 0.0, ACTUATION_TRAVEL_M, library / thumb_rel,
+             path.stem)
     meta = capture.metadata
     return {"model": model_rel.as_posix(), "thumbnail": thumb_rel.as_posix(),
             "licence": _licence(meta), "capture_source": str(meta.get("source", "")),
@@ -135,43 +145,45 @@ def perceptual_features(f: Any, curves: Any) -> dict[str, float | None]:
     span = f.hysteresis_span_m or 0.0
     out = {"preload_N": f.preload_N, "travel_stiffness_Npm": f.travel_stiffness_Npm,
            "bump_peak_N": f.bump_peak_N if bump else 0.0, "bump_drop_N": f.bump_drop_N if bump else 0.0,
-           "pretravel_m": (f.bump_position_m - onset) if bump and f.bump_position_m is not None else ACTUATION_TRAVEL_M,
+           "pretravel_m": (f.bump_position_m - onset) if bump and f.bump_position_m is not None else None,
            "total_travel_m": (f.bottom_out_m - onset) if f.bottom_out_m is not None else None,
            "hysteresis_N": (f.hysteresis_J / span) if (f.hysteresis_J is not None and span > 0) else None,
-           "drop_steepness_Npm": drop_steepness(curves) if bump else 0.0}
-    if f.preload_N is not None and f.travel_stiffness_Npm is not None:
-        out["actuation_force_N"] = f.preload_N + f.travel_stiffness_Npm * ACTUATION_TRAVEL_M
-    else:
-        out["actuation_force_N"] = None
+           "drop_steepness_Npm": drop_steepness(curves) if bump else 0.0,
+           "actuation_force_N": actuation_force(curves, onset, f.bottom_out_m)}
     return {k: (None if v is None or not np.isfinite(v) else float(v)) for k, v in out.items()}
 
 
-def _thumbnail(result: Any, path: Path) -> None:
-    """A small F-x plot (captured dots, rendered lines) for the catalogue page."""
-    import matplotlib
+def actuation_force(curves: Any, onset_m: float, bottom_out_m: float | None) -> float | None:
+    """The pressing force (N) :data:`ACTUATION_TRAVEL_M` past contact at ``onset_m`` (m): the median of the
+    pressing curve within +-:data:`ACTUATION_WINDOW_M` of it; None when the curve has no sample there or
+    the key bottoms out (at ``bottom_out_m``) before it."""
+    at = onset_m + ACTUATION_TRAVEL_M
+    if bottom_out_m is not None and bottom_out_m <= at:
+        return None
+    near = np.isfinite(curves.press_N) & (np.abs(curves.x_m - at) <= ACTUATION_WINDOW_M)
+    return float(np.median(curves.press_N[near])) if near.any() else None
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(2.4, 1.6), dpi=60)
-    for curves, style in ((result.curves_reference, "."), (result.curves_rendered, "-")):
-        ax.plot(curves.x_m * 1e3, curves.press_N, style, color="#0072B2", ms=1.5, lw=0.8)
-        ax.plot(curves.x_m * 1e3, curves.release_N, style, color="#E69F00", ms=1.5, lw=0.8)
-    ax.set_xlabel("x (mm)", fontsize=6)
-    ax.set_ylabel("F (N)", fontsize=6)
-    ax.tick_params(labelsize=5)
-    fig.tight_layout(pad=0.2)
-    save_figure(fig, path, tight=False)
+#: a drop steeper than this (N/m) is a click: clicky switches snap over tens of um
+CLICK_STEEPNESS_NPM = 1500.0
+
+
+def kind_of(features: dict[str, Any]) -> str:
+    """``"linear"``, ``"tactile"`` or ``"clicky"`` from the features (a bump; a bump that snaps)."""
+    if not (features.get("bump_drop_N") or 0.0) > 0.0:
+        return "linear"
+    return "clicky" if (features.get("drop_steepness_Npm") or 0.0) > CLICK_STEEPNESS_NPM else "tactile"
 
 
 def read_entry(path: Path) -> dict[str, Any] | None:
-    """An entry file's contents, or None when it is missing, unreadable or not an entry (no ``status``
-    string): such a file is rewritten on build and left out of the index."""
+    """An entry file's contents, or None when it is missing, unreadable, not an entry (no ``status``
+    string) or of another :data:`SCHEMA`: such a file is rewritten on build and left out of the index."""
     try:
         entry = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return entry if isinstance(entry, dict) and isinstance(entry.get("status"), str) else None
+    is_entry = isinstance(entry, dict) and isinstance(entry.get("status"), str) and entry.get("schema") == SCHEMA
+    return entry if is_entry else None
 
 
 def load_entries(library: Path) -> list[dict[str, Any]]:
