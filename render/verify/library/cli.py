@@ -45,9 +45,10 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     n.add_argument("-n", type=int, default=5, help="how many (default 5)")
     n.add_argument("--json", action="store_true", help="print the ranking as one JSON object")
     n.set_defaults(func=_cmd_nearest)
-    c = lsub.add_parser("compare", help="the features a person would notice between two keys",
+    c = lsub.add_parser("compare", help="the features a person would notice between two keys, A against B",
                         description="A and B are model files, captures, or library entry names "
-                                    "(LIBRARY_DIR/NAME).")
+                                    "(LIBRARY_DIR/NAME). Differences read A against B: 'more' says A has "
+                                    "more than B.")
     c.add_argument("a", metavar="A")
     c.add_argument("b", metavar="B")
     c.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
@@ -143,27 +144,30 @@ def _cmd_nearest(args: argparse.Namespace) -> int:
     name, feats = features_of(args.query)
     ranked = nearest(feats, entries, args.n)
     if args.json:
-        print(json.dumps(json_safe({"query": name, "nearest": [
-            {"name": e["name"], "distance_jnd": d, "noticeable": compare(feats, e["features"])} for d, e in ranked]})))
+        ranking = [{"name": e["name"], "distance_jnd": d, "noticeable": compare(e["features"], feats)}
+                   for d, e in ranked]
+        print(json.dumps(json_safe({"query": name, "reading": f"each key against {name}: its value less the query's",
+                                    "nearest": ranking})))
         return 0
-    print(f"keys that feel most like {name} (distance in just-noticeable differences):")
+    print(f"keys that feel most like {name} (distance in just-noticeable differences; each key against {name}):")
     for d, e in ranked:
-        noticed = compare(feats, e["features"])
+        noticed = compare(e["features"], feats)
         print(f"  {d:7.2f}  {e['name']:<36} {'; '.join(noticed[:3]) or 'no difference a person would notice'}")
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from hapticam.render.verify.library.catalogue import compare, distance
+    from hapticam.render.verify.library.catalogue import compare, differences, distance
 
     na, fa = features_of(args.a)
     nb, fb = features_of(args.b)
     noticed = compare(fa, fb)
     if args.json:
-        print(json.dumps(json_safe({"a": na, "b": nb, "distance_jnd": distance(fa, fb), "noticeable": noticed,
-                                    "features_a": fa, "features_b": fb})))
+        print(json.dumps(json_safe({"a": na, "b": nb, "reading": "A against B: each difference is A's value less B's",
+                                    "distance_jnd": distance(fa, fb), "differences_jnd": differences(fa, fb),
+                                    "noticeable": noticed, "features_a": fa, "features_b": fb})))
         return 0
-    print(f"{nb} against {na}: distance {distance(fa, fb):.2f} JND")
+    print(f"{na} against {nb}: distance {distance(fa, fb):.2f} JND")
     for line in noticed or ["no difference a person would notice"]:
         print(f"  {line}")
     return 0
