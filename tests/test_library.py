@@ -1,5 +1,6 @@
 """The key library: batch build (local processes and Dask), resumable after a kill, a valid catalogue,
-and "feels like" by perceptual distance, on the twelve real captures and synthetic switch families."""
+features against the simulated switches' ground truth, "feels like" by perceptual distance, and the
+catalogue page in a real headless browser, on the twelve real captures and synthetic switch families."""
 
 from __future__ import annotations
 
@@ -12,14 +13,17 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hapticam.render.verify.library.build import build_library
 from hapticam.errors import UsageError
-from hapticam.render.verify.library.catalogue import kind_of, load_index, nearest, validate_index
+from hapticam.render.verify.library.catalogue import load_index, nearest, validate_index
+from hapticam.render.verify.library.entry import ACTUATION_TRAVEL_M, kind_of
 from hapticam.render.verify.library.synthetic import FAMILIES, write_synthetic
 
 from conftest import SWITCH_DIR
+from headless_chromium import Chromium, find_chromium
 
 #: the kinds the real switches' names or makers state (Huano Lilac's is not stated: left out)
 REAL_KINDS = {"Akko-KTT-CS-Jelly-Black": "linear", "Cherry-MX-Blue-RGB": "clicky", "Cherry-MX-Red": "linear",
@@ -49,7 +53,45 @@ def test_the_library_builds_every_capture_and_the_index_validates(library):
     real = [e for e in index["entries"] if e["name"] in REAL_KINDS]
     assert all(e["licence"] == "CC-BY 4.0" for e in real)
     html = (root / "library" / "index.html").read_text()
-    assert html.count("<tr>") == len(index["entries"]) + 1 and "function sortBy" in html
+    assert html.count("<tr data-text=") == len(index["entries"]) and "function sortBy" in html
+
+
+def _truth(path):
+    """The simulated switch a synthetic capture was drawn from (its metadata record the draw)."""
+    from hapticam.capture_io import load_capture
+    from hapticam.devices.targets import get_target
+
+    meta = load_capture(path).metadata
+    drawn = {k[len("drawn_"):]: float(meta[k]) for k in meta if k.startswith("drawn_")}
+    return get_target(meta["family"], **drawn)
+
+
+def test_features_of_synthetic_switches_match_their_ground_truth(library):
+    """Actuation force: the pressing force 2 mm past contact on the switch's own quasi-static curve (the
+    probe tip's compliance, under 3 um, left out); pre-travel: contact to the top of the bump on that curve,
+    and none for a linear switch, whose actuation point no force curve shows."""
+    root, _, synthetic = library
+    entries = {e["name"]: e for e in load_index(root / "library")["entries"]}
+    for path in (p for p in synthetic if not p.name.startswith("clicky")):   # the click jacket has no closed form
+        target, f = _truth(path), entries[path.stem]["features"]
+        truth_at_2mm = float(target.quasi_static_force(np.array([ACTUATION_TRAVEL_M]), +1)[0])
+        assert f["actuation_force_N"] == pytest.approx(truth_at_2mm, abs=0.02), path.stem
+        if path.name.startswith("linear"):
+            assert f["pretravel_m"] is None, path.stem
+            continue
+        s = np.linspace(0.0, target.travel_m - 0.2e-3, 20_000)
+        press = target.quasi_static_force(s, +1)
+        valley = int(np.argmax(np.maximum.accumulate(press) - press))
+        assert f["pretravel_m"] == pytest.approx(s[np.argmax(press[:valley + 1])], abs=0.05e-3), path.stem
+
+
+def test_pretravel_is_blank_exactly_where_there_is_no_bump(library):
+    entries = [e for e in load_index(library[0] / "library")["entries"] if e["status"] == "ok"]
+    for e in entries:
+        f = e["features"]
+        assert (f["pretravel_m"] is None) == (kind_of(f) == "linear"), e["name"]
+        if f["pretravel_m"] is not None:
+            assert 0.0 < f["pretravel_m"] < f["total_travel_m"], e["name"]
 
 
 def test_validate_index_names_what_is_wrong(library):
@@ -127,6 +169,8 @@ def test_a_failing_capture_is_recorded_and_does_not_stop_the_batch(tmp_path):
     assert report.done == 1 and report.failed == 1 and "broken.csv" in report.failures[0][0]
     failed = [e for e in load_index(tmp_path / "lib")["entries"] if e["status"] == "failed"]
     assert len(failed) == 1 and failed[0]["reason"]
+    page = (tmp_path / "lib" / "index.html").read_text()
+    assert "2 keys (1 failed)" in page and page.count('<tr class="failed" data-text="broken failed">') == 1
 
 
 def test_duplicates_are_one_entry_and_a_broken_entry_is_built_again(tmp_path):
@@ -143,6 +187,10 @@ def test_duplicates_are_one_entry_and_a_broken_entry_is_built_again(tmp_path):
     entry.write_text('{"broken')
     again = build_library([src], out, jobs=1, quiet=True)
     assert again.done == 1 and again.entries == 1 and json.loads(entry.read_text())["status"] == "ok"
+    older = {**json.loads(entry.read_text()), "schema": "hapticam-library-entry/1"}   # features read another way
+    entry.write_text(json.dumps(older))
+    assert build_library([src], out, jobs=1, quiet=True).done == 1                  # built again, not kept
+    assert json.loads(entry.read_text())["schema"] != older["schema"]
 
 
 def test_rotary_and_partial_captures_are_refused_by_nearest_and_compare(tmp_path, capsys):
@@ -178,24 +226,115 @@ def test_the_dask_path_builds_the_same_entries(tmp_path):
     assert a == b
 
 
-def test_index_html_sorts_in_a_real_headless_browser(library, tmp_path):
-    """Chromium (installed by CI from Debian's packages) loads the static page, runs its script and sorts
-    the table by the column named in the URL; the screenshot is what a person sees."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no chromium on this machine (CI installs it: apt-get install chromium)")
-    page = (library[0] / "library" / "index.html").resolve()
-    flags = ["--headless", "--no-sandbox", "--disable-gpu"]
-    dom = subprocess.run([chromium, *flags, "--dump-dom", f"{page.as_uri()}#sort=2"], capture_output=True,
-                         text=True, timeout=120).stdout
+def test_index_html_explains_every_column_credits_the_author_and_links_each_key(library):
+    """Without a browser: each header has a tooltip and a legend entry, units are in the headers (travels
+    in mm: the cells are the features times 1e3), the real captures credit bluepylons with the licence, and
+    every plot and model link names a file of the library."""
+    import html as html_lib
     import re
+    from urllib.parse import unquote
 
-    values = [float(v) for v in re.findall(r"<tr><td>[^<]*</td><td>[a-z]+</td><td>([0-9.]+)</td>", dom)]
-    assert len(values) >= 12 and values == sorted(values)          # the script ran: ascending actuation force
-    shot = tmp_path / "library.png"
-    subprocess.run([chromium, *flags, "--window-size=1400,900", f"--screenshot={shot}", page.as_uri()],
-                   capture_output=True, timeout=120)
-    assert shot.stat().st_size > 20_000                           # a rendered table with thumbnails, not a blank page
+    lib = library[0] / "library"
+    page = (lib / "index.html").read_text()
+    heads = re.findall(r'<th data-key="(\w+)" data-type="\w+" title="([^"]+)"', page)
+    legend = re.findall(r"<dt>(.*?)</dt><dd>(.+?)</dd>", page)
+    assert len(heads) == len(legend) == 14 and all(len(tip) > 20 for _, tip in heads)
+    assert "SI units" not in page and "pre-travel (mm)" in page and "total travel (mm)" in page
+    red = load_index(lib)["entries"]
+    red = next(e for e in red if e["name"] == "Cherry-MX-Red")
+    row = re.search(r"<tr [^>]*><td[^>]*>Cherry-MX-Red</td>(.*?)</tr>", page).group(1)
+    assert f'>{red["features"]["total_travel_m"] * 1e3:.2f}</td>' in row
+    credits = page[page.index('id="credits"'):]
+    assert re.search(r"12 keys \(.*\): measured by <strong>bluepylons</strong> with <a href=\"https://github.com/"
+                     r"bluepylons/Open-Switch-Curve-Meter\">Open-Switch-Curve-Meter</a>, shared under "
+                     r"<a href=\"https://creativecommons.org/licenses/by/4.0/\">CC-BY 4.0</a>", credits)
+    links = [unquote(html_lib.unescape(h)) for h in re.findall(r'<a href="((?:models|thumbs)/[^"]+)"', page)]
+    assert len(links) == 3 * len(load_index(lib)["entries"])        # plot image, plot link, model link
+    assert all((lib / link).is_file() for link in links)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("no chromium on this machine (CI installs Debian's: apt-get install chromium)")
+    with Chromium(binary, width=1400, height=900) as b:
+        yield b
+
+
+def _shown(browser, key):
+    """(name, the cell of column ``key``: its number as written in data-v, else its text) per row shown,
+    in the page's order."""
+    return browser.evaluate(f"""(() => {{
+        const col = Array.from(document.querySelectorAll('#lib th')).findIndex(h => h.dataset.key === '{key}');
+        return Array.from(document.querySelectorAll('#lib tbody tr')).filter(r => !r.hidden)
+          .map(r => [r.cells[0].textContent, r.cells[col].dataset.v ?? r.cells[col].textContent]); }})()""")
+
+
+def test_the_page_sorts_on_a_header_click_in_a_real_browser(library, browser, tmp_path):
+    """Mouse clicks on the header, as a person makes them: ascending, then descending; blanks stay last."""
+    page = (library[0] / "library" / "index.html").resolve()
+    browser.open(page.as_uri())
+    widths = browser.evaluate("Promise.all(Array.from(document.images).map(i => { i.loading = 'eager';"
+                              " return i.decode().then(() => i.naturalWidth); }))")
+    assert widths == [660] * 24                                      # every plot loads, at full size
+    browser.click('th[data-key="actuation"]')
+    values = [float(v) for _, v in _shown(browser, "actuation")]
+    assert len(values) == 24 and values == sorted(values)
+    browser.click('th[data-key="actuation"]')
+    values = [float(v) for _, v in _shown(browser, "actuation")]
+    assert values == sorted(values, reverse=True)
+    assert browser.evaluate("location.hash") == "#sort=-actuation"
+    browser.click('th[data-key="pretravel"]')
+    order = [v for _, v in _shown(browser, "pretravel")]
+    numbers = [float(v) for v in order if v]
+    assert numbers == sorted(numbers) and order[len(numbers):] == [""] * (24 - len(numbers)) != []  # linear last
+    browser.screenshot(tmp_path / "library-sorted.png")
+    assert (tmp_path / "library-sorted.png").stat().st_size > 50_000
+
+
+def test_the_page_filters_as_you_type_and_a_plot_opens_full_size(library, browser, tmp_path):
+    page = (library[0] / "library" / "index.html").resolve()
+    browser.open(page.as_uri())
+    browser.click("#filter")
+    browser.type_text("tactile")
+    entries = load_index(library[0] / "library")["entries"]
+    tactile = [e["name"] for e in entries if "tactile" in f'{e["name"]} {kind_of(e["features"])}'.lower()]
+    assert sorted(name for name, _ in _shown(browser, "kind")) == sorted(tactile) and len(tactile) >= 6
+    assert browser.evaluate("document.getElementById('shown').textContent") == str(len(tactile))
+    assert browser.evaluate("location.hash") == "#q=tactile"
+    browser.screenshot(tmp_path / "library-filtered.png")
+    browser.click("#lib tbody tr:not([hidden]) img")
+    browser.wait_for_event("Page.loadEventFired")
+    assert browser.evaluate("location.href").endswith(".png")
+    assert browser.evaluate("document.images[0].naturalWidth") == 660          # the plot, full size
+    browser.open(f"{page.as_uri()}#sort=-hysteresis&q=linear")               # a link keeps the view
+    shown = _shown(browser, "hysteresis")
+    values = [float(v) for _, v in shown]
+    assert values == sorted(values, reverse=True) and {n for n, _ in shown} == {
+        e["name"] for e in entries if "linear" in f'{e["name"]} {kind_of(e["features"])}'.lower()}
+
+
+def test_compare_reads_a_against_b_in_text_and_json(library, capsys):
+    """A = Cherry MX Red (no bump) against B = Kailh Box Jade (a click): A has less bump drop, by
+    (0 - drop_B) / force JND at the mean level, and both the text and the JSON say so."""
+    from hapticam.cli import main
+    from hapticam.render.verify.features import Thresholds
+
+    lib = library[0] / "library"
+    entries = {e["name"]: e for e in load_index(lib)["entries"]}
+    drop_b = entries["NK-Kailh-Box-Jade"]["features"]["bump_drop_N"]
+    expected = -drop_b / Thresholds().force_jnd(0.5 * drop_b)
+    capsys.readouterr()
+    assert main(["library", "compare", f"{lib}/Cherry-MX-Red", f"{lib}/NK-Kailh-Box-Jade"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("Cherry-MX-Red against NK-Kailh-Box-Jade: distance")
+    assert f"bump_drop_N: less by {abs(expected):.1f} JND (no bump against {drop_b:.3f} N)" in text
+    assert main(["library", "compare", f"{lib}/Cherry-MX-Red", f"{lib}/NK-Kailh-Box-Jade", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["a"], data["b"]) == ("Cherry-MX-Red", "NK-Kailh-Box-Jade")
+    assert data["differences_jnd"]["bump_drop_N"] == pytest.approx(expected)
+    assert any(line.startswith("bump_drop_N: less by") for line in data["noticeable"])
 
 
 def test_render_and_load_a_library_entry_by_name(library, capsys):

@@ -5,25 +5,29 @@
     {"format": "hapticam-library", "schema_version": 1,
      "entries": [{"name": str, "key": str (24 hex), "source": str, "status": "ok" | "failed",
                   "reason": str (failed only), "licence": str, "capture_source": str,
-                  "model": "models/NAME-KEY8.yaml", "thumbnail": "thumbs/NAME-KEY8.png",
+                  "model": "models/NAME-KEY8.yaml",
+                  "thumbnail": "thumbs/NAME-KEY8.png" (the key's force-travel plot, 660 x 480 px),
                   "samples": int, "fit_percent": float, "holdout_fit_percent": float | null,
                   "verify_fit_percent": float, "verify_passed": bool, "passive": bool,
                   "features": {"preload_N", "actuation_force_N", "pretravel_m", "total_travel_m",
                                "bump_peak_N", "bump_drop_N", "hysteresis_N", "travel_stiffness_Npm",
                                "drop_steepness_Npm": float | null}}, ...]}
 
-Paths are relative to the library folder. :func:`validate_index` checks a loaded index against this.
+Paths are relative to the library folder; the features are those of
+:mod:`~hapticam.render.verify.library.entry` (null: not measurable, e.g. no pre-travel without a bump).
+:func:`validate_index` checks a loaded index against this; :mod:`~hapticam.render.verify.library.page`
+draws ``index.html`` from the same entries.
 
 Perceptual distance between two keys: each feature's difference in units of its just-noticeable
 difference, with the thresholds verification uses (:class:`~hapticam.render.verify.features.Thresholds`:
 force 7 % Weber fraction with a 0.02 N floor, Jones 1989; stiffness 23 %, Jones & Hunter 1990; position
-1 mm, Durlach et al. 1989), combined as the Euclidean norm. A feature with ``|difference| > 1 JND`` is one
-a person would notice (:func:`compare`).
+1 mm, Durlach et al. 1989), combined as the Euclidean norm over the features both keys have. A feature
+with ``|difference| > 1 JND`` is one a person would notice (:func:`compare`). Differences read "A against
+B": A's value less B's, so "more" says A has more.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from pathlib import Path
@@ -34,6 +38,7 @@ from hapticam.fileio import atomic_write_text, json_safe
 from hapticam.models.validation import as_float
 from hapticam.render.verify.features import Thresholds
 from hapticam.render.verify.library.entry import load_entries
+from hapticam.render.verify.library.page import render_html
 
 FORMAT = "hapticam-library"
 SCHEMA_VERSION = 1
@@ -117,14 +122,14 @@ def feature_jnd(name: str, a: float, b: float, th: Thresholds) -> float:
 
 
 def differences(a: dict[str, Any], b: dict[str, Any], th: Thresholds | None = None) -> dict[str, float]:
-    """Feature differences ``b - a`` in JND units, for the features both keys have."""
+    """Feature differences of key ``a`` against key ``b`` (``a - b``) in JND units, for the features both have."""
     th = th or Thresholds()
     out = {}
     for name in FEATURES:
         va, vb = a.get(name), b.get(name)
         if va is None or vb is None:
             continue
-        out[name] = (vb - va) / feature_jnd(name, va, vb, th)
+        out[name] = (va - vb) / feature_jnd(name, va, vb, th)
     return out
 
 
@@ -143,83 +148,23 @@ def nearest(features: dict[str, Any], entries: list[dict[str, Any]], n: int = 5,
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """The features a person would notice between two keys (``|difference| > 1 JND``), largest first."""
+    """The features a person would notice between keys ``a`` and ``b`` (``|difference| > 1 JND``), largest
+    first, each read as A against B: "more" when A has more."""
     d = differences(a, b)
     noticed = sorted((name for name, v in d.items() if abs(v) > 1.0), key=lambda k: -abs(d[k]))
-    return [f"{name}: {'more' if d[name] > 0 else 'less'} by {abs(d[name]):.1f} JND" for name in noticed]
+    return [f"{name}: {'more' if d[name] > 0 else 'less'} by {abs(d[name]):.1f} JND "
+            f"({_value(name, a[name])} against {_value(name, b[name])})" for name in noticed]
 
 
-def render_html(entries: list[dict[str, Any]]) -> str:
-    """A static page: one sortable table row per entry, with its F-x thumbnail (no server, no network)."""
-    cols = [("name", "key"), ("kind", "text"), ("actuation force (N)", "num"), ("pre-travel (mm)", "num"),
-            ("total travel (mm)", "num"), ("bump peak (N)", "num"), ("bump drop (N)", "num"),
-            ("hysteresis (N)", "num"), ("fit %", "num"), ("passive", "text"), ("licence", "text"),
-            ("F-x", "none")]
-    head = "".join(f'<th data-type="{t}" onclick="sortBy({i})">{html.escape(n)}</th>' for i, (n, t) in enumerate(cols))
-    rows = []
-    for e in entries:
-        if e.get("status") != "ok":
-            rows.append(f"<tr class=failed><td>{html.escape(e.get('name', ''))}</td>"
-                        f"<td colspan={len(cols) - 1}>failed: {html.escape(e.get('reason', ''))}</td></tr>")
-            continue
-        f = e["features"]
-        cells = [html.escape(e["name"]), kind_of(f),
-                 _num(f.get("actuation_force_N")), _num(f.get("pretravel_m"), 1e3), _num(f.get("total_travel_m"), 1e3),
-                 _num(f.get("bump_peak_N")), _num(f.get("bump_drop_N")), _num(f.get("hysteresis_N")),
-                 _num(e.get("fit_percent")), "yes" if e.get("passive") else "NO", html.escape(e.get("licence", "")),
-                 f'<img src="{html.escape(e["thumbnail"])}" alt="F-x of {html.escape(e["name"])}">']
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return _PAGE.replace("{{HEAD}}", head).replace("{{ROWS}}", "\n".join(rows)).replace("{{N}}", str(len(entries)))
+#: the features that are 0 for a key without a bump (so that a bump counts in the distance)
+BUMP_FEATURES = ("bump_peak_N", "bump_drop_N", "drop_steepness_Npm")
 
 
-#: a drop steeper than this (N/m) is a click: clicky switches snap over tens of um
-CLICK_STEEPNESS_NPM = 1500.0
-
-
-def kind_of(features: dict[str, Any]) -> str:
-    """``"linear"``, ``"tactile"`` or ``"clicky"`` from the features (a bump; a bump that snaps)."""
-    if not (features.get("bump_drop_N") or 0.0) > 0.0:
-        return "linear"
-    return "clicky" if (features.get("drop_steepness_Npm") or 0.0) > CLICK_STEEPNESS_NPM else "tactile"
-
-
-def _num(v: Any, scale: float = 1.0) -> str:
-    return "" if v is None else f"{v * scale:.3f}"
-
-
-_PAGE = r"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>hapticam key library</title>
-<style>
-body { font: 14px sans-serif; margin: 1.5em; }
-table { border-collapse: collapse; }
-th, td { border: 1px solid #bbb; padding: 3px 6px; text-align: right; }
-th { background: #eee; cursor: pointer; } td:first-child, th:first-child { text-align: left; }
-tr.failed td { color: #D55E00; text-align: left; }
-</style></head><body>
-<h1>hapticam key library</h1>
-<p>{{N}} entries. Click a column header to sort (or open the page as <code>index.html#sort=COLUMN</code>). Models are in <code>models/</code>; features in SI units as
-labelled; "fit %" is the identified model's fit to its capture (seed 003 eq. 53).</p>
-<table id="lib"><thead><tr>{{HEAD}}</tr></thead><tbody>
-{{ROWS}}
-</tbody></table>
-<script>
-let dir = {};
-function sortBy(col) {
-  const body = document.querySelector('#lib tbody');
-  const type = document.querySelectorAll('#lib th')[col].dataset.type;
-  if (type === 'none') return;
-  dir[col] = -(dir[col] || -1);
-  const rows = Array.from(body.rows);
-  rows.sort((a, b) => {
-    const x = a.cells[col] ? a.cells[col].textContent : '', y = b.cells[col] ? b.cells[col].textContent : '';
-    const nx = parseFloat(x), ny = parseFloat(y);
-    const c = (type === 'num' && !isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-    return dir[col] * c;
-  });
-  rows.forEach(r => body.appendChild(r));
-}
-// a link may open the page sorted: index.html#sort=COLUMN (descending: #sort=-COLUMN)
-const m = /sort=(-?)(\d+)/.exec(location.hash);
-if (m) { if (m[1]) { dir[+m[2]] = 1; } sortBy(+m[2]); }
-</script></body></html>
-"""
+def _value(name: str, v: float) -> str:
+    """A feature's value with its unit: forces in N, travels in mm, stiffnesses in N/m ("no bump" for a bump
+    feature of a key without one)."""
+    if name in BUMP_FEATURES and v == 0.0:
+        return "no bump"
+    if name.endswith("_m"):
+        return f"{v * 1e3:.2f} mm"
+    return f"{v:.0f} N/m" if name.endswith("_Npm") else f"{v:.3f} N"
