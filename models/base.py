@@ -27,6 +27,8 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from hapticam.errors import ModelValidationError
+from hapticam.models.ranges import Range
+from hapticam.models.validation import excerpt
 
 HEADER_FIELDS = 5
 
@@ -64,11 +66,17 @@ class Model(ABC):
 
     Subclasses set ``kind`` (the name used in model files) and ``kind_code`` (the compiled encoding's
     code), validate in ``__init__`` (raising :class:`~hapticam.errors.ModelValidationError` naming the
-    field), and implement the four abstract methods.
+    field), declare the physical range of every numeric parameter in ``RANGES`` (by its name in
+    ``to_dict()``, nested names joined with ``.``; :mod:`hapticam.models.ranges`), and implement the four
+    abstract methods.
     """
 
     kind: ClassVar[str] = ""
     kind_code: ClassVar[int] = 0
+    #: parameter name (or dotted path) -> its physical range; checked by :meth:`check_ranges`
+    RANGES: ClassVar[dict[str, Range]] = {}
+    #: marked active: may hold negative mass or damping (``active: true`` in its parameters)
+    active: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -84,6 +92,38 @@ class Model(ABC):
     @abstractmethod
     def from_dict(cls, data: dict[str, Any]) -> "Model":
         """Build and validate a model from ``to_dict()`` output; unknown or missing fields raise."""
+
+    # -- physical ranges ------------------------------------------------------------------------------
+    def parameter_values(self) -> list[tuple[str, Any]]:
+        """Every numeric parameter as ``(path, value)``: a float, or an array for a list of numbers (paths
+        join nested names with ``.``, as :attr:`RANGES` keys them)."""
+        found: list[tuple[str, Any]] = []
+
+        def walk(node: Any, path: str) -> None:
+            if isinstance(node, dict):
+                for key, value in node.items():
+                    walk(value, f"{path}.{key}" if path else str(key))
+            elif isinstance(node, (list, tuple)) and node and all(_is_number(v) for v in node):
+                found.append((path, np.asarray(node, dtype=np.float64)))
+            elif _is_number(node):
+                found.append((path, float(node)))
+
+        walk(self.to_dict(), "")
+        return found
+
+    def range_of(self, path: str) -> Range | None:
+        """The declared range of the parameter at ``path``: by its whole path, else by its own name."""
+        return self.RANGES.get(path) or self.RANGES.get(path.rsplit(".", 1)[-1])
+
+    def check_ranges(self) -> None:
+        """Raise :class:`~hapticam.errors.ModelValidationError` naming the first parameter outside its
+        physical range (or with no declared range): the one definition the model files, ``model
+        validate`` and render's gate apply (:mod:`hapticam.models.acceptance`)."""
+        for path, value in self.parameter_values():
+            declared = self.range_of(path)
+            if declared is None:
+                raise ModelValidationError(f"{path}: the {self.kind} kind declares no physical range for it")
+            declared.check(path, value, active=self.active)
 
     # -- compiled encoding --------------------------------------------------------------------------
     @abstractmethod
@@ -135,6 +175,10 @@ class Model(ABC):
         return f"{type(self).__name__}({self.to_dict()!r})"
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _plain_equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_plain_equal(a[k], b[k]) for k in a)
@@ -145,8 +189,10 @@ def _plain_equal(a: Any, b: Any) -> bool:
 
 def model_from_dict(kind: str, parameters: dict[str, Any]) -> Model:
     """Build a model of the named ``kind`` from its parameter mapping (every kind module registers its
-    class when the ``hapticam.models`` package, which imports them all, is imported: before this module)."""
+    class when the ``hapticam.models`` package, which imports them all, is imported: before this module).
+    The physical ranges (:meth:`Model.check_ranges`) are the model files' and render's gate's to check."""
     cls = MODEL_KINDS.get(kind)
     if cls is None:
-        raise ModelValidationError(f"kind: unknown model kind {kind!r} (known: {', '.join(sorted(MODEL_KINDS))})")
+        known = ", ".join(sorted(MODEL_KINDS))
+        raise ModelValidationError(f"kind: unknown model kind {excerpt(kind)} (known: {known})")
     return cls.from_dict(parameters)

@@ -17,6 +17,7 @@ from numba import njit
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_END_STOPS, Model, model_from_dict
+from hapticam.models.ranges import damping, length, stiffness
 from hapticam.models.validation import as_float, check_keys
 
 
@@ -29,6 +30,8 @@ class EndStops(Model):
 
     kind = "end-stops"
     kind_code = KIND_END_STOPS
+    #: physical ranges (:mod:`hapticam.models.ranges`)
+    RANGES = {"x_min_m": length(), "x_max_m": length(), "k_Npm": stiffness(), "b_Nspm": damping()}
 
     def __init__(self, x_min_m: float, x_max_m: float, k_Npm: float, b_Nspm: float = 0.0) -> None:
         self.x_min_m = as_float("x_min_m", x_min_m)
@@ -85,6 +88,14 @@ class Composite(Model):
     def components(self) -> list[Model]:
         """The leaf components, flattened (a copy of the list)."""
         return list(self._leaves)
+
+    def check_ranges(self) -> None:
+        """Each component against its own kind's ranges; the message names ``components[i]``."""
+        for i, leaf in enumerate(self._leaves):
+            try:
+                leaf.check_ranges()
+            except ModelValidationError as exc:
+                raise ModelValidationError(f"components[{i}].{exc}") from None
 
     def to_dict(self) -> dict[str, Any]:
         return {"components": [{"kind": m.kind, "parameters": m.to_dict()} for m in self._leaves]}

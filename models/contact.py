@@ -30,7 +30,8 @@ from numba import njit
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_CONTACT, Model
-from hapticam.models.validation import as_choice, as_float, check_keys
+from hapticam.models.ranges import FORCE_N, STIFFNESS_NPM, Range, damping, length, ratio, stiffness
+from hapticam.models.validation import as_choice, as_float, check_keys, excerpt
 
 LAWS = ("linear", "hunt-crossley")
 _LAW_CODE = {"linear": 0.0, "hunt-crossley": 1.0}
@@ -58,6 +59,23 @@ class Contact(Model):
 
     kind = "contact"
     kind_code = KIND_CONTACT
+    #: physical ranges (:mod:`hapticam.models.ranges`); a Hunt-Crossley law's k and b are in N/m^n and
+    #: N s/m^(n+1), so their ranges follow from n (:meth:`range_of`)
+    RANGES = {"x_c_m": length(), "k_Npm": stiffness(), "b_Nspm": damping(),
+              "n": ratio(0.0, 10.0, "Hertzian contact is 1.5"), "side": ratio(-1.0, 1.0, "+1 or -1")}
+
+    def range_of(self, path: str) -> Range | None:
+        """For the Hunt-Crossley law ``F = k d^n + b d^n d_dot``: k is bounded so that its local stiffness
+        ``n F / d_F`` where it reaches the force ceiling ``F`` stays within the stiffness ceiling
+        (``k <= F (S / (n F))^n``), and b so that ``b d^n`` at 1 mm stays within the damping ceiling."""
+        if self.law != "hunt-crossley" or path not in ("k_Npm", "b_Nspm"):
+            return super().range_of(path)
+        n = self.n
+        if path == "k_Npm":
+            high = FORCE_N * (STIFFNESS_NPM / (n * FORCE_N)) ** n
+            return Range(0.0, high, "N/m^n", f"its stiffness reaches {STIFFNESS_NPM:g} N/m at {FORCE_N:g} N")
+        plain = self.RANGES["b_Nspm"]
+        return Range(0.0, plain.high / 1e-3 ** n, "N s/m^(n+1)", f"at 1 mm deep: {plain.high:g} N s/m, {plain.why}")
 
     def __init__(self, law: str = "linear", x_c_m: float = 0.0, k_Npm: float = 0.0, b_Nspm: float = 0.0,
                  n: float = 1.0, side: int = 1) -> None:
@@ -69,7 +87,7 @@ class Contact(Model):
         if self.law == "linear" and self.n != 1.0:
             raise ModelValidationError(f"n: the linear law has n = 1, got {self.n:g} (use law hunt-crossley)")
         if isinstance(side, bool) or side not in (1, -1):
-            raise ModelValidationError(f"side: expected +1 or -1, got {side!r}")
+            raise ModelValidationError(f"side: expected +1 or -1, got {excerpt(side)}")
         self.side = int(side)
 
     def to_dict(self) -> dict[str, Any]:

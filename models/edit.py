@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from hapticam.errors import ModelValidationError
+from hapticam.models.validation import excerpt
 
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
@@ -30,13 +31,13 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
                 idx = int(key)
                 node[idx]
             except (ValueError, IndexError):
-                raise ModelValidationError(f"no element {key!r} in {where}") from None
+                raise ModelValidationError(f"no element {excerpt(key)} in {where}") from None
         elif isinstance(node, dict):
             if key not in node:
-                raise ModelValidationError(f"model has no parameter {'.'.join(keys[:i + 1])!r}")
+                raise ModelValidationError(f"model has no parameter {excerpt('.'.join(keys[:i + 1]))}")
             idx = key
         else:
-            raise ModelValidationError(f"{where!r} is not a group of parameters")
+            raise ModelValidationError(f"{excerpt(where)} is not a group of parameters")
         if last:
             node[idx] = value
         else:

@@ -22,8 +22,11 @@ YAML is parsed once, by libyaml's event parser where available, into plain data 
 as the events arrive, and tags, anchors and aliases are refused (no object construction, no
 billion-laughs expansion). msgpack is read with size and length limits and without extension types.
 Pipes and devices are refused before they are opened, files over 64 MiB (16 MiB for msgpack) before
-they are read. Numbers are numbers: a quoted "120" is a string and refused where a number is expected. Writes go to a temporary file in the target folder
-that is renamed over the target, so a reader never sees a half-written model.
+they are read. Numbers are numbers: a quoted "120" is a string and refused where a number is expected.
+Every parameter must lie within the physical range its kind declares (:mod:`hapticam.models.ranges`;
+:mod:`hapticam.models.acceptance` says what else render asks); a message quotes at most a short excerpt of
+a refused value. Writes go to a temporary file in the target folder that is renamed over the target, so a
+reader never sees a half-written model, and what is written is first checked as a reader will check it.
 """
 
 from __future__ import annotations
@@ -45,7 +48,9 @@ from hapticam._version import __version__
 from hapticam.bounded_yaml import load_bounded
 from hapticam.errors import HapticError, ModelFileError
 from hapticam.fileio import MODEL_SUFFIXES, MSGPACK_SUFFIXES, YAML_SUFFIXES, atomic_write_bytes, read_limited
+from hapticam.models.acceptance import axis_refusal
 from hapticam.models.base import Model, model_from_dict
+from hapticam.models.validation import excerpt
 
 FORMAT_NAME = "hapticam-model"
 SCHEMA_VERSION = 1
@@ -142,10 +147,10 @@ def library_model_path(spec: str) -> Path:
         if isinstance(entry, dict) and entry.get("name") == name and entry.get("status") == "ok":
             model = entry.get("model")
             if not isinstance(model, str) or Path(model).is_absolute() or ".." in Path(model).parts:
-                raise ModelFileError(f"{spec}: the index's model path {model!r} is not inside the library")
+                raise ModelFileError(f"{spec}: the index's model path {excerpt(model)} is not inside the library")
             return Path(folder) / model
     names = sorted(e.get("name", "?") for e in entries if isinstance(e, dict) and e.get("status") == "ok")
-    raise ModelFileError(f"{spec}: no entry {name!r} in the library (entries: {', '.join(names[:12]) or 'none'})")
+    raise ModelFileError(f"{spec}: no entry {excerpt(name)} in the library (entries: {', '.join(names[:12]) or 'none'})")
 
 
 def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
@@ -154,13 +159,13 @@ def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
     if text.startswith(EXAMPLE_PREFIX):
         name = text[len(EXAMPLE_PREFIX):]
         if name not in example_names():
-            raise ModelFileError(f"unknown example {name!r} (known: {', '.join(example_names())})")
+            raise ModelFileError(f"unknown example {excerpt(name)} (known: {', '.join(example_names())})")
         data = (resources.files("hapticam.models") / "examples" / f"{EXAMPLE_ALIASES.get(name, name)}.yaml").read_bytes()
         return data, ".yaml", text
     path = library_model_path(text) if text.startswith(LIBRARY_PREFIX) else Path(text)
     suffix = path.suffix.lower()
     if suffix not in MODEL_SUFFIXES:
-        raise ModelFileError(f"{text}: unknown model file type {suffix or '(none)'!r}; use .yaml or .msgpack")
+        raise ModelFileError(f"{text}: unknown model file type {excerpt(suffix or '(none)')}; use .yaml or .msgpack")
     data = read_limited(path, MAX_FILE_BYTES, error=ModelFileError, what="model file")
     return data, suffix, text
 
@@ -201,7 +206,7 @@ def _plain(value: Any, where: str, depth: int = 0) -> Any:
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
-                raise ModelFileError(f"{where}: keys must be strings, got {k!r}")
+                raise ModelFileError(f"{where}: keys must be strings, got {excerpt(k)}")
             out[k] = _plain(v, f"{where}.{k}" if where else str(k), depth + 1)
         return out
     if isinstance(value, (list, tuple)):
@@ -222,7 +227,7 @@ def _check_provenance(prov: Any, name: str) -> dict[str, Any]:
         raise ModelFileError(f"{name}: provenance: expected a mapping")
     unknown = sorted(set(prov) - _PROVENANCE_FIELDS)
     if unknown:
-        raise ModelFileError(f"{name}: provenance: unknown field {unknown[0]!r}")
+        raise ModelFileError(f"{name}: provenance: unknown field {excerpt(unknown[0])}")
     for key in ("settings", "metrics"):
         if key in prov and not isinstance(prov[key], dict):
             raise ModelFileError(f"{name}: provenance.{key}: expected a mapping")
@@ -255,10 +260,10 @@ def _check_uncertainty(value: Any, name: str, where: str) -> None:
         if item is None:
             continue
         if isinstance(item, bool) or not isinstance(item, (int, float)):
-            shown = f"the string {item[:20]!r}" if isinstance(item, str) else type(item).__name__
+            shown = f"the string {excerpt(item, 20)}" if isinstance(item, str) else type(item).__name__
             raise ModelFileError(f"{name}: {at}: expected a standard deviation (a number >= 0), got {shown}")
         if not item >= 0:
-            raise ModelFileError(f"{name}: {at}: a standard deviation must be >= 0, got {item!r}")
+            raise ModelFileError(f"{name}: {at}: a standard deviation must be >= 0, got {excerpt(item)}")
 
 
 def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, ModelDocument]:
@@ -270,20 +275,20 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
     except ModelFileError as exc:
         raise ModelFileError(f"{name}: {exc}") from None
     if raw.get("format") != FORMAT_NAME:
-        raise ModelFileError(f"{name}: not a hapticam model file (format is {raw.get('format')!r}, "
+        raise ModelFileError(f"{name}: not a hapticam model file (format is {excerpt(raw.get('format'))}, "
                              f"expected {FORMAT_NAME!r})")
     version = raw.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ModelFileError(f"{name}: schema_version: expected a positive integer, got {version!r}")
+        raise ModelFileError(f"{name}: schema_version: expected a positive integer, got {excerpt(version)}")
     if version > SCHEMA_VERSION:
         raise ModelFileError(f"{name}: written by a newer hapticam (schema version {version}; this version "
                              f"reads up to {SCHEMA_VERSION}); upgrade hapticam to read it")
     missing = sorted(_TOP_REQUIRED - raw.keys())
     if missing:
-        raise ModelFileError(f"{name}: missing field {missing[0]!r}")
+        raise ModelFileError(f"{name}: missing field {excerpt(missing[0])}")
     unknown = sorted(raw.keys() - _TOP_REQUIRED - _TOP_OPTIONAL)
     if unknown:
-        raise ModelFileError(f"{name}: unknown field {unknown[0]!r}")
+        raise ModelFileError(f"{name}: unknown field {excerpt(unknown[0])}")
     kind = raw["kind"]
     if not isinstance(kind, str):
         raise ModelFileError(f"{name}: kind: expected a string")
@@ -292,12 +297,13 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
     provenance = _check_provenance(raw.get("provenance", {}), name)
     axis = raw.get("axis", "linear")
     if axis not in AXES:
-        raise ModelFileError(f"{name}: axis: expected one of {', '.join(AXES)}, got {axis!r}")
+        raise ModelFileError(f"{name}: axis: expected one of {', '.join(AXES)}, got {excerpt(axis)}")
     uncertainty = raw.get("uncertainty")
     if uncertainty is not None:
         _check_uncertainty(uncertainty, name, "uncertainty")
     try:
         model = model_from_dict(kind, raw["parameters"])
+        model.check_ranges()
     except HapticError as exc:
         raise ModelFileError(f"{name}: {exc}") from None
     except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
@@ -329,9 +335,9 @@ def load_model_to_render(source: str | os.PathLike[str]) -> Model:
     """Load a model for a device's handle, which moves along a line (m, N): a rotary model (rad, N m; a
     knob's) is refused with a :class:`~hapticam.errors.ModelFileError` instead of being read in those units."""
     model, doc = load_model(source)
-    if doc.axis != "linear":
-        raise ModelFileError(f"{doc.path}: a {doc.axis} model (rad, N m); the device adapters render a linear "
-                             "axis (m, N), so it is not rendered (hapticam verify compares it with a rotary capture)")
+    refused = axis_refusal(doc.axis)
+    if refused:
+        raise ModelFileError(f"{doc.path}: {refused}")
     return model
 
 
@@ -361,7 +367,7 @@ def encode_document(doc: ModelDocument, suffix: str) -> bytes:
                               allow_unicode=True).encode("utf-8")
     if suffix in MSGPACK_SUFFIXES:
         return msgpack.packb(mapping, use_bin_type=True)
-    raise ModelFileError(f"unknown model file type {suffix or '(none)'!r}; use .yaml or .msgpack")
+    raise ModelFileError(f"unknown model file type {excerpt(suffix or '(none)')}; use .yaml or .msgpack")
 
 
 def save_document(path: str | os.PathLike[str], doc: ModelDocument) -> None:

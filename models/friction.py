@@ -71,7 +71,8 @@ from numba import njit
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_FRICTION, Model
-from hapticam.models.validation import as_choice, as_float
+from hapticam.models.ranges import FORCE_N, Range, damping, length, ratio, stiffness, velocity
+from hapticam.models.validation import as_choice, as_float, excerpt
 
 LAW_COULOMB = 0
 LAW_STRIBECK = 1
@@ -120,6 +121,15 @@ class Friction(Model):
 
     kind = "friction"
     kind_code = KIND_FRICTION
+    #: physical ranges of every law's parameters (:mod:`hapticam.models.ranges`)
+    RANGES = {**{name: Range(0.0, FORCE_N, "N", "a hand pushes under 1 kN; 1e4 N is a tonne-force")
+                 for name in ("Fc_N", "Fs_N", "F_n_N", "F_nt_N")},
+              **{name: damping()
+                 for name in ("b_v_Nspm", "mu_v_Nspm", "b_stick_Nspm", "sigma1_Nspm", "sigma2_Nspm")},
+              **{name: velocity() for name in ("v_eps_mps", "v_t_mps", "dv_mps", "vs_mps")},
+              **{name: stiffness() for name in ("k_stick_Npm", "sigma0_Npm")},
+              **{name: ratio(0.0, 10.0, "rubber on glass is about 2") for name in ("mu_d", "mu_s")},
+              "active_from_m": length()}
 
     def __init__(self, law: str, active_from_m: float | None = None, **params: Any) -> None:
         self.law = as_choice("law", law, tuple(LAWS))
@@ -127,7 +137,8 @@ class Friction(Model):
         code, fields, defaults, _ = LAWS[self.law]
         unknown = sorted(set(params) - set(fields))
         if unknown:
-            raise ModelValidationError(f"{unknown[0]}: not a parameter of the {self.law} friction law "
+            name = excerpt(unknown[0], quoted=False)
+            raise ModelValidationError(f"{name}: not a parameter of the {self.law} friction law "
                                        f"(expected {', '.join(fields)})")
         values: dict[str, float] = {}
         for name in fields:
@@ -184,7 +195,7 @@ class Friction(Model):
         rest = {k: v for k, v in data.items() if k != "law"}
         bad = [k for k in rest if not isinstance(k, str)]
         if bad:
-            raise ModelValidationError(f"friction: unknown field {bad[0]!r}")
+            raise ModelValidationError(f"friction: unknown field {excerpt(bad[0])}")
         return cls(data["law"], **rest)
 
     def params_block(self) -> np.ndarray:

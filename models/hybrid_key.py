@@ -152,6 +152,7 @@ import numpy as np
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_HYBRID_KEY, Model
+from hapticam.models.ranges import Range, body_mass, damping, force, length, ratio, stiffness
 # the compiled kernel and the block layout are re-exported: they are part of this module's API
 from hapticam.models.hybrid_key_coupling import coupling_for_device  # noqa: F401
 from hapticam.models.hybrid_key_geometry import check_escapement, drive_point  # noqa: F401
@@ -170,7 +171,7 @@ from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_S
                                                S_T_LIFT, S_T_STRING, S_UPREV, S_W, S_XPREV, S_Y,
                                                TICK_RATE_TOLERANCE_S, V_LIMIT_MPS, W_LIMIT_MPS, X_LIMIT_M,
                                                Y_LIMIT_M)  # noqa: F401
-from hapticam.models.validation import as_choice, as_float, check_keys
+from hapticam.models.validation import as_choice, as_float, check_keys, excerpt
 
 # ================================================================== Python model ===================
 _CONTACT_LAWS = ("hunt-crossley", "rigid")
@@ -250,6 +251,20 @@ class HybridKey(Model):
 
     kind = "hybrid-key"
     kind_code = KIND_HYBRID_KEY
+    #: physical ranges (:mod:`hapticam.models.ranges`); the key-hammer contact's k and b (N/m^n,
+    #: N s/m^(n+1)) act on the simulated hammer, not on the handle, and keep the constructor's bounds
+    RANGES = {"key_mass_kg": body_mass(), "hammer_mass_kg": body_mass(zero_allowed=False),
+              "return_spring_Npm": stiffness(), "keybed_k_Npm": stiffness(), "coupling_k_Npm": stiffness(),
+              "keybed_b_Nspm": damping(), "coupling_b_Nspm": damping(), "preload_N": force(),
+              "lever_ratio": ratio(0.0, 1e3, "a grand piano's hammer lever is about 5"),
+              "gravity_mps2": Range(0.0, 1e3, "m/s^2", "a hundred times Earth's"),
+              "contact.k_Npm": Range(0.0, 1e15, "N/m^n", "felt is 5e6 N/m^1.5; the units grow with n"),
+              "contact.b_Nspm": Range(0.0, 1e15, "N s/m^(n+1)", "felt is 1.5e7 N s/m^2.5; the units grow with n"),
+              "contact.n": ratio(0.0, 10.0, "Hertzian contact is 1.5"),
+              "contact.restitution": ratio(0.0, 1.0, "an impact cannot return more than it took"),
+              "string_restitution": ratio(0.0, 1.0, "an impact cannot return more than it took"),
+              **{name: length() for name in ("let_off_m", "check_drop_m", "repetition_m", "string_height_m",
+                                              "keybed_m", "jack_pickup_m", "touch_m")}}
 
     def __init__(self, key_mass_kg: float, return_spring_Npm: float, preload_N: float, hammer_mass_kg: float,
                  lever_ratio: float, contact: dict[str, Any], gravity_mps2: float = 9.81,
@@ -281,7 +296,7 @@ class HybridKey(Model):
                                         max_value=1e9))
         self.coupling_b_Nspm = as_float("coupling_b_Nspm", coupling_b_Nspm, min_value=0.0, max_value=1e6)
         if not isinstance(hammer_rail, bool):
-            raise ModelValidationError(f"hammer_rail: expected true or false, got {hammer_rail!r}")
+            raise ModelValidationError(f"hammer_rail: expected true or false, got {excerpt(hammer_rail)}")
         self.hammer_rail = hammer_rail
         self.jack_pickup_m = as_float("jack_pickup_m", jack_pickup_m, min_value=0.0, max_value=X_LIMIT_M)
         self.touch_m = None if touch_m is None else as_float("touch_m", touch_m, min_value=0.0, max_value=X_LIMIT_M)

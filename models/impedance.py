@@ -37,8 +37,9 @@ import numpy as np
 from numba import njit
 
 from hapticam.errors import ModelValidationError
+from hapticam.models.ranges import OFFSET_FORCE_N, STIFFNESS_NPM, Range, damping, length, mass, stiffness, velocity
 from hapticam.models.base import KIND_IMPEDANCE, Model
-from hapticam.models.validation import MAX_BREAKPOINTS, as_array, as_choice, as_float, check_keys
+from hapticam.models.validation import MAX_BREAKPOINTS, as_array, as_choice, as_float, check_keys, excerpt
 
 INTERPOLATIONS = ("constant", "linear")
 _PARAM_FIELDS = ("m_kg", "b_Nspm", "k_Npm", "f0_N")
@@ -61,8 +62,9 @@ class ImpedanceTable:
     m_kg, b_Nspm, k_Npm, f0_N : array_like
         Mass (kg), damping (N s/m), stiffness (N/m) and offset force (N): either ``n`` entries (one per
         segment, for constant interpolation) or ``n + 1`` (one per breakpoint, for linear), all the same
-        length. Negative values are accepted (identified linearisations may have them: a tactile drop
-        has ``k < 0``); :func:`hapticam.models.passivity.check_passivity` reports negative ``m`` or ``b``.
+        length. Negative values are accepted here (identified linearisations may have them: a tactile
+        drop has ``k < 0``); :func:`hapticam.models.passivity.check_passivity` reports negative ``m`` or
+        ``b``, and a model file holds them only when marked active (:attr:`SegmentedImpedance.RANGES`).
     where : str
         Prefix used in error messages (``"press"``/``"release"`` inside :class:`SegmentedImpedance`).
     """
@@ -160,13 +162,27 @@ class SegmentedImpedance(Model):
     dead_band_mps : float
         Velocity dead band (m/s, >= 0): the direction becomes +1 when ``v > dead_band``, -1 when
         ``v < -dead_band``, and is held otherwise (initially +1).
+    active : bool
+        Marked active: fitted without the passivity constraints (``identify impedance --allow-active``),
+        so its tables may hold negative ``m`` and ``b``; written as ``active: true``. Render refuses an
+        active or non-passive model unless told ``--allow-active``.
     """
 
     kind = "segmented-impedance"
     kind_code = KIND_IMPEDANCE
+    #: physical ranges (:mod:`hapticam.models.ranges`): the stiffness may be negative (a tactile drop is a
+    #: falling force), mass and damping only on a model marked active
+    RANGES = {"breakpoints_m": length(), "dead_band_mps": velocity(),
+              "m_kg": mass(active_may_be_negative=True), "b_Nspm": damping(active_may_be_negative=True),
+              "k_Npm": stiffness(low=-STIFFNESS_NPM, why="a tactile drop falls; steel contact is 1e7-1e8 N/m"),
+              "f0_N": Range(-OFFSET_FORCE_N, OFFSET_FORCE_N, "N",
+                            "F0 = F - k x: the force ceiling plus the stiffest line at 1 m")}
 
     def __init__(self, press: ImpedanceTable, release: ImpedanceTable | None = None,
-                 interpolation: str = "constant", dead_band_mps: float = 1e-3) -> None:
+                 interpolation: str = "constant", dead_band_mps: float = 1e-3, active: bool = False) -> None:
+        if not isinstance(active, bool):
+            raise ModelValidationError(f"active: expected true or false, got {excerpt(active)}")
+        self.active = active
         self._interpolation = as_choice("interpolation", interpolation, INTERPOLATIONS)
         self._dead_band = as_float("dead_band_mps", dead_band_mps, min_value=0.0)
         if not isinstance(press, ImpedanceTable):
@@ -204,7 +220,7 @@ class SegmentedImpedance(Model):
     def table(self, direction: int) -> ImpedanceTable:
         """The table used in ``direction`` (+1 press, -1 release)."""
         if direction not in (1, -1):
-            raise ModelValidationError(f"direction: expected +1 or -1, got {direction!r}")
+            raise ModelValidationError(f"direction: expected +1 or -1, got {excerpt(direction)}")
         if direction == -1 and self._release is not None:
             return self._release
         return self._press
@@ -229,16 +245,28 @@ class SegmentedImpedance(Model):
                                "press": self._press.to_dict()}
         if self._release is not None:
             out["release"] = self._release.to_dict()
+        if self.active:
+            out["active"] = True
         return out
+
+    def parameter_values(self) -> list[tuple[str, Any]]:
+        """The tables' arrays as they are (a million breakpoints are not turned into lists to be checked)."""
+        found: list[tuple[str, Any]] = [("dead_band_mps", self._dead_band)]
+        for name, table in (("press", self._press), ("release", self._release)):
+            if table is not None:
+                found += [(f"{name}.breakpoints_m", table.breakpoints_m), (f"{name}.m_kg", table.m_kg),
+                          (f"{name}.b_Nspm", table.b_Nspm), (f"{name}.k_Npm", table.k_Npm),
+                          (f"{name}.f0_N", table.f0_N)]
+        return found
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "SegmentedImpedance":
-        check_keys("segmented-impedance", data, {"interpolation", "press"}, {"dead_band_mps", "release"})
+        check_keys("segmented-impedance", data, {"interpolation", "press"}, {"dead_band_mps", "release", "active"})
         press = ImpedanceTable.from_dict(data["press"], "press")
         rel = data.get("release")
         release = None if rel is None else ImpedanceTable.from_dict(rel, "release")
         return cls(press, release, interpolation=data["interpolation"],
-                   dead_band_mps=data.get("dead_band_mps", 1e-3))
+                   dead_band_mps=data.get("dead_band_mps", 1e-3), active=data.get("active", False))
 
     def params_block(self) -> np.ndarray:
         press = self._press.block()

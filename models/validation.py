@@ -11,6 +11,22 @@ import numpy as np
 from hapticam.errors import ModelValidationError
 
 MAX_BREAKPOINTS = 1_000_000
+#: characters of a refused value a message quotes at most
+EXCERPT_CHARS = 40
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS, quoted: bool = True) -> str:
+    """``repr(value)`` cut to ``limit`` characters, with the full length said when cut: a message quotes
+    a short excerpt of a refused value, never a 60 MB string. Containers are described, not printed;
+    ``quoted=False`` shows a string as it is (a field's name)."""
+    if isinstance(value, (dict, list, tuple, set)):
+        return f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value)} characters)"
+    if isinstance(value, str) and not quoted:
+        return value
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def as_float(field: str, value: Any, *, min_value: float | None = None, strict_min: bool = False,
@@ -49,7 +65,7 @@ def _type_name(value: Any) -> str:
         text = value.strip()
         hint = ("YAML reads 3e3 as text: write 3.0e+3" if _LOOKS_NUMERIC.match(text) and not _YAML_FLOAT.match(text)
                 else "write numbers without quotes")
-        return f"the string {value[:20]!r} ({hint})"
+        return f"the string {excerpt(value, 20)} ({hint})"
     return "nothing" if value is None else type(value).__name__
 
 
@@ -96,7 +112,7 @@ def as_array(field: str, value: Any, *, length: int | None = None, min_length: i
 def as_choice(field: str, value: Any, choices: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of ``choices``; raise naming ``field`` otherwise."""
     if not isinstance(value, str) or value not in choices:
-        raise ModelValidationError(f"{field}: expected one of {', '.join(choices)}, got {value!r}")
+        raise ModelValidationError(f"{field}: expected one of {', '.join(choices)}, got {excerpt(value)}")
     return value
 
 
@@ -109,5 +125,5 @@ def check_keys(where: str, data: Any, required: set[str], optional: set[str] = f
         raise ModelValidationError(f"{where}: missing field {missing[0]!r}")
     unknown = sorted(str(k) for k in data.keys() - required - set(optional))
     if unknown:
-        raise ModelValidationError(f"{where}: unknown field {unknown[0]!r}")
+        raise ModelValidationError(f"{where}: unknown field {excerpt(unknown[0])}")
     return data
