@@ -1,4 +1,8 @@
-"""``hapticam model ...``: show, convert and validate model files."""
+"""``hapticam model ...``: show, convert and validate model files.
+
+``model validate`` exits 0 for a model render takes, 1 for a valid file render refuses (not passive
+without ``--allow-active``, or a rotary model), 2 for a file that is not a valid model: the verdict of
+:mod:`hapticam.models.acceptance`, the definition the model files and render's gate apply too."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hapticam.capture_columns import AXIS_UNITS, parameter_unit
-from hapticam.errors import UsageError
+from hapticam.errors import HapticError, UsageError
 from hapticam.models.files import (MSGPACK_SUFFIXES, YAML_SUFFIXES, ModelDocument, example_names, load_model,
                                    save_document)
 
@@ -22,18 +26,38 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     msub = model.add_subparsers(dest="model_command", metavar="ACTION", required=True,
                                 parser_class=type(model))
 
-    show = msub.add_parser("show", help="kind, parameters, provenance and passivity report of a model")
+    show = msub.add_parser("show", help="kind, parameters, provenance and passivity report of a model",
+                           description="Print a model's kind, axis, parameters (long lists as count and range), "
+                                       "provenance, uncertainty and passivity report.")
     show.add_argument("model", metavar="MODEL", help=_MODEL_HELP)
     show.add_argument("--json", action="store_true", help="print the whole file content as JSON")
     show.set_defaults(func=_cmd_show)
 
-    convert = msub.add_parser("convert", help="convert a model file to YAML or msgpack (by OUT's suffix)")
+    convert = msub.add_parser(
+        "convert", help="convert a model file to YAML or msgpack (by OUT's suffix)",
+        description="Read MODEL, check it as every loader does, and write the same document (parameters, "
+                    "provenance, uncertainty, axis) to OUT: YAML for .yaml/.yml, msgpack for .msgpack. OUT is "
+                    "written atomically: never half a file.")
     convert.add_argument("model", metavar="MODEL", help=_MODEL_HELP)
     convert.add_argument("out", metavar="OUT", help="output file, .yaml or .msgpack")
     convert.set_defaults(func=_cmd_convert)
 
-    validate = msub.add_parser("validate", help="exit 0 if a model file is valid, 2 with the reason if not")
+    validate = msub.add_parser(
+        "validate", help="is a model valid, passive and renderable? (exit 0, 1 or 2)",
+        description="Judge MODEL as the model files and render's gate do (one definition, "
+                    "hapticam.models.acceptance): valid (a model file whose every parameter lies within its "
+                    "kind's physical range), passive (no way to generate energy), renderable (render takes it: "
+                    "a linear axis, and passive unless --allow-active). Exit code 0: valid and renderable; "
+                    "1: a valid file that render refuses (not passive, or a rotary model), with the reason; "
+                    "2: not a valid model, with the reason. A stiffness above what a device renders stably "
+                    "is render's warning on that device, not a refusal.",
+        epilog="exit codes: 0 renderable, 1 valid but refused by render, 2 invalid")
     validate.add_argument("model", metavar="MODEL", help=_MODEL_HELP)
+    validate.add_argument("--allow-active", action="store_true",
+                          help="judge renderability as 'render --allow-active' does (a model that is not passive "
+                               "is rendered, with warnings)")
+    validate.add_argument("--json", action="store_true",
+                          help="print the verdict as one JSON object (an invalid model too: valid false, error)")
     validate.set_defaults(func=_cmd_validate)
 
     examples = msub.add_parser("examples", help="list the bundled example models")
@@ -116,10 +140,26 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    model, doc = load_model(args.model)
-    n = len(model.components())
-    print(f"{args.model}: valid {doc.kind} model ({n} component{'s' if n != 1 else ''})")
-    return 0
+    from hapticam.models.acceptance import judge
+
+    try:
+        model, doc = load_model(args.model)
+    except HapticError as exc:
+        if args.json:
+            print(json.dumps({"model": args.model, "valid": False, "error": str(exc)}))
+        raise
+    verdict = judge(model, axis=doc.axis, allow_active=args.allow_active)
+    if args.json:
+        print(json.dumps({"model": args.model, **verdict.to_dict()}))
+    else:
+        n = verdict.components
+        print(f"{args.model}: valid {doc.kind} model ({n} component{'s' if n != 1 else ''})")
+        print(f"passive:    {'yes' if verdict.passive else 'no'}"
+              + "".join(f"\n  issue: {issue}" for issue in verdict.passivity.issues))
+        print(f"renderable: {'yes' if verdict.renderable else 'no'}"
+              + "".join(f"\n  refused: {why}" for why in verdict.refusals)
+              + "".join(f"\n  warning: {why}" for why in verdict.warnings))
+    return 0 if verdict.renderable else 1
 
 
 def _cmd_examples(args: argparse.Namespace) -> int:

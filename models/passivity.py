@@ -8,6 +8,8 @@ object returns more energy than it took: those x ranges are reported as active. 
 (no release table) is conservative and never active. Negative mass or damping at any x (either
 direction) is reported too, since ``m a`` with ``m < 0`` and ``b v`` with ``b < 0`` feed energy in.
 
+A kind this module does not know is reported as an issue: not known to be passive is not passive.
+
 The other components are passive by construction given their validated parameters, except where noted:
 the smooth Stribeck law (seed 003 eq. 5) is checked numerically for ``F(v) v >= 0``; the Karnopp stick
 anchor may store ``Fc^2 / (2 k_stick)`` J on each entry into the stick band; LuGre is checked against the
@@ -242,6 +244,7 @@ def check_passivity(model: Model) -> PassivityReport:
         elif isinstance(c, HybridKey):
             _hybrid_key_notes(c, report)
         elif not isinstance(c, SegmentedImpedance):
-            report.notes.append(f"{c.kind}: not analysed here")
+            report.issues.append(f"{c.kind or type(c).__name__}: a kind this check does not analyse, so it is "
+                                 "not known to be passive")
     report.passive = not report.issues
     return report

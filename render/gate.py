@@ -1,7 +1,9 @@
 """The gate where a model meets a device: is it safe to render here?
 
-- Passivity: a model that can generate energy (:func:`hapticam.models.passivity.check_passivity`) is
-  refused unless the caller says ``allow_active`` (``--allow-active``); then every issue is a warning.
+- Acceptance: what render refuses is :mod:`hapticam.models.acceptance`'s definition, shared with the
+  model files and ``hapticam model validate``: a parameter outside its kind's physical range, or a model
+  that can generate energy (:func:`hapticam.models.passivity.check_passivity`) unless the caller says
+  ``allow_active`` (``--allow-active``); then every passivity issue is a warning.
 - Stability: a stiffness above what the device renders passively at the loop rate, Colgate & Schenkel's
   ``K < 2 b / T`` for the device's physical damping ``b`` (:meth:`DeviceSpec.max_stable_stiffness`),
   is a warning naming the parameter: the safety layer will saturate or the passivity controller damp it,
@@ -15,7 +17,7 @@ from typing import Any, Callable
 from hapticam.devices.base import DeviceSpec
 from hapticam.errors import UsageError
 from hapticam.models.base import Model
-from hapticam.models.passivity import check_passivity
+from hapticam.models.acceptance import require_renderable
 
 
 #: a coupled hybrid key's springs that act on the handle itself, beside the coupling
@@ -70,16 +72,12 @@ def stiffnesses_Npm(model: Model, at_force_N: float | None = None) -> list[tuple
 
 def check_for_device(model: Model, spec: DeviceSpec, rate_hz: float, *, allow_active: bool = False
                      ) -> list[str]:
-    """Warnings for rendering ``model`` on a device with ``spec`` at ``rate_hz``; raises
-    :class:`~hapticam.errors.UsageError` for a model that is not passive unless ``allow_active``."""
-    warnings: list[str] = []
-    report = check_passivity(model)
-    if not report.passive:
-        if not allow_active:
-            raise UsageError("the model is not passive (" + "; ".join(report.issues[:3])
-                             + "): it could push energy into the user's hand; re-identify it without "
-                               "--allow-active, or pass --allow-active to render it anyway")
-        warnings.extend(f"not passive: {issue}" for issue in report.issues)
+    """Warnings for rendering ``model`` on a device with ``spec`` at ``rate_hz``. What render refuses is
+    :func:`hapticam.models.acceptance.require_renderable`'s, the definition ``model validate`` and the model
+    files share: a parameter outside its physical range raises
+    :class:`~hapticam.errors.ModelValidationError`, a model that is not passive
+    :class:`~hapticam.errors.UsageError` unless ``allow_active`` (then each issue is a warning)."""
+    warnings = require_renderable(model, allow_active=allow_active)
     limit = spec.max_stable_stiffness(rate_hz)
     worst = max(stiffnesses_Npm(model, spec.max_force_N), key=lambda item: abs(item[1]), default=None)
     if worst is not None and abs(worst[1]) > limit:
@@ -91,15 +89,15 @@ def check_for_device(model: Model, spec: DeviceSpec, rate_hz: float, *, allow_ac
 
 def control_check(current: Callable[[], Model], spec: DeviceSpec, rate_hz: float, allow_active: bool = False
                   ) -> Callable[[Model], None]:
-    """What control's model swaps and parameter changes must pass (raises :class:`UsageError`): passive
-    (unless ``allow_active``), and no stiffer than both the device renders stably at ``rate_hz`` (Hz) and the
-    current model (``current()``) already is (N/m)."""
+    """What control's model swaps and parameter changes must pass (raises :class:`UsageError`): no stiffer
+    than both the device renders stably at ``rate_hz`` (Hz) and the current model (``current()``) already is
+    (N/m), then what render asks (:func:`check_for_device`: physical ranges, passive unless ``allow_active``)."""
     def check(candidate: Any) -> None:
-        check_for_device(candidate, spec, rate_hz, allow_active=allow_active)
-        limit = spec.max_stable_stiffness(rate_hz)
+        limit = spec.max_stable_stiffness(rate_hz)        # this device's own limit first: the sharper reason
         stiffest = max((abs(k) for _, k in stiffnesses_Npm(candidate, spec.max_force_N)), default=0.0)
         before = max((abs(k) for _, k in stiffnesses_Npm(current(), spec.max_force_N)), default=0.0)
         if stiffest > max(limit, before):
             raise UsageError(f"a stiffness of {stiffest:.4g} N/m is beyond what this device renders stably "
                              f"({limit:.4g} N/m at {rate_hz:g} Hz); nothing changed")
+        check_for_device(candidate, spec, rate_hz, allow_active=allow_active)
     return check

@@ -1,0 +1,109 @@
+"""What makes a model acceptable: one definition, applied by the model files, ``hapticam model validate``
+and render's gate (:mod:`hapticam.render.gate`) alike.
+
+Three levels, each needing the one before:
+
+1. **valid**: the file is a model file and every parameter lies within the physical range its kind
+   declares (:meth:`hapticam.models.base.Model.check_ranges`, run by every loader; a negative mass or
+   damping only on a model marked active). A model that is not valid is never loaded, so never rendered.
+2. **passive**: :func:`hapticam.models.passivity.check_passivity` finds no way for it to generate energy
+   (a kind the check does not analyse is not passive).
+3. **renderable**: ``hapticam render`` takes it: valid, on a linear axis (the device adapters render m and
+   N, not a knob's rad and N m), and passive unless told ``--allow-active`` (then each passivity issue is
+   a warning). A stiffness above what a device renders stably at its rate (``K < 2 b / T``) is a warning
+   of render's gate on that device, never a refusal, so renderability does not depend on the device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hapticam.errors import UsageError
+from hapticam.models.base import Model
+from hapticam.models.passivity import PassivityReport, check_passivity
+
+#: the axis the device adapters render (m, N)
+RENDERED_AXIS = "linear"
+
+
+@dataclass
+class Acceptance:
+    """The verdict on a valid model (:func:`judge`).
+
+    ``refusals``: why ``hapticam render`` would refuse it (none: renderable); ``warnings``: what render
+    would warn about on any device (the passivity issues it was told to accept with ``--allow-active``).
+    """
+
+    kind: str
+    components: int
+    axis: str
+    marked_active: bool
+    passivity: PassivityReport
+    allow_active: bool = False
+    refusals: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def passive(self) -> bool:
+        return self.passivity.passive
+
+    @property
+    def renderable(self) -> bool:
+        return not self.refusals
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, as ``model validate --json`` prints it."""
+        return {"valid": True, "kind": self.kind, "components": self.components, "axis": self.axis,
+                "marked_active": self.marked_active, "passive": self.passive,
+                "passivity_issues": list(self.passivity.issues), "allow_active": self.allow_active,
+                "renderable": self.renderable, "refusals": list(self.refusals), "warnings": list(self.warnings)}
+
+
+def axis_refusal(axis: str) -> str | None:
+    """Why a model on ``axis`` is not rendered (None on the rendered, linear axis)."""
+    if axis == RENDERED_AXIS:
+        return None
+    return (f"a {axis} model (rad, N m); the device adapters render a linear axis (m, N), so it is not rendered "
+            "(hapticam verify compares it with a rotary capture)")
+
+
+def passivity_refusal(report: PassivityReport, marked_active: bool) -> str:
+    """Render's refusal of a model that is not passive, naming ``--allow-active``."""
+    origin = (" (it is marked active: fitted without the passivity constraints; re-identify it without "
+              "--allow-active for a passive fit)" if marked_active else "")
+    return ("the model is not passive (" + "; ".join(report.issues[:3]) + f"){origin}: it could push energy "
+            "into the user's hand; pass --allow-active to render it anyway")
+
+
+def marked_active(model: Model) -> bool:
+    """True if any component is marked active (may hold negative mass or damping)."""
+    return any(part.active for part in model.components())
+
+
+def judge(model: Model, *, axis: str = RENDERED_AXIS, allow_active: bool = False) -> Acceptance:
+    """Check ``model``'s ranges (raises :class:`~hapticam.errors.ModelValidationError` if it is not valid)
+    and say whether it is passive and whether render takes it (with ``--allow-active`` if
+    ``allow_active``)."""
+    model.check_ranges()
+    report = check_passivity(model)
+    verdict = Acceptance(kind=model.kind, components=len(model.components()), axis=axis,
+                         marked_active=marked_active(model), passivity=report, allow_active=allow_active)
+    refused_axis = axis_refusal(axis)
+    if refused_axis:
+        verdict.refusals.append(refused_axis)
+    if not report.passive:
+        if allow_active:
+            verdict.warnings.extend(f"not passive: {issue}" for issue in report.issues)
+        else:
+            verdict.refusals.append(passivity_refusal(report, verdict.marked_active))
+    return verdict
+
+
+def require_renderable(model: Model, *, allow_active: bool = False) -> list[str]:
+    """Render's refusal: raise :class:`~hapticam.errors.UsageError` with the first reason render refuses
+    ``model`` (a range error raises :class:`~hapticam.errors.ModelValidationError`); return the warnings."""
+    verdict = judge(model, allow_active=allow_active)
+    if verdict.refusals:
+        raise UsageError(verdict.refusals[0])
+    return verdict.warnings
