@@ -32,8 +32,8 @@ from hapticam.capture import Capture
 from hapticam.identify.alignment import holdout_mask, remove_backlash
 from hapticam.identify.ewls import ewls_fit
 from hapticam.identify.metrics import fit_report
-from hapticam.identify.impedance_result import DirectionFit, ImpedanceFit
-from hapticam.identify.passive_fit import DirectionDesign, fit_passive, with_held_ends
+from hapticam.identify.impedance_result import DirectionFit, ImpedanceFit, stamp_passivity
+from hapticam.identify.passive_fit import DirectionDesign, LinearDesign, fit_passive, with_held_ends
 from hapticam.identify.preprocess import Prepared, prepare
 from hapticam.identify.segment_params import constant_segments, linear_knots
 from hapticam.identify.segmentation import MAX_CELLS, grid_edges, segment
@@ -158,8 +158,9 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     cutoff_hz, dead_band_mps : float, optional
         Override the derivative filter cutoff and the direction dead band.
     allow_active : bool
-        Skip the passivity constraints (:mod:`hapticam.identify.passive_fit`); the model may then
-        generate energy on a device, and the result says so.
+        Skip the passivity constraints (:mod:`hapticam.identify.passive_fit`, applied to either
+        interpolation otherwise); the model is then marked active (``active: true``: its tables may hold
+        negative m and b) and may generate energy on a device, and the result says so.
     holdout : bool
         Validate the model structure on held-out samples (the last cycle, or interleaved blocks of a
         single-stroke capture: :func:`hapticam.identify.alignment.holdout_mask`): when the fit without
@@ -195,17 +196,25 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
                "holdout_fit_percent": validation["fit_percent"] if validation else None}
     settings = _settings_record(opts, prep, fixed_terms, identifiable, settings["holdout"], backlash,
                                 forgetting=float(forgetting), tolerance_N=tolerance)
-    from hapticam.models.files import make_provenance
-
-    provenance = make_provenance("ewls-segmented" + ("" if allow_active else "-passive"), settings=settings,
-                                 source_name=os.path.basename(capture.name), source_sha256=capture.sha256,
-                                 metrics=metrics, notes=notes)
+    provenance = _provenance(capture, settings, metrics, notes, allow_active)
+    verdict = stamp_passivity(provenance, model)
     uncertainty = {name: _uncertainty_block(d) for name, d in dirs.items()}
-    summary = {**_summary(capture, dirs, settings["identifiable"], metrics, settings, notes), "holdout": validation}
+    summary = {**_summary(capture, dirs, settings["identifiable"], metrics, settings, notes), "holdout": validation,
+               "passive": verdict.passive, "passivity_issues": list(verdict.issues)}
     report(1.0, "done")
     return ImpedanceFit(model=model, provenance=provenance, uncertainty=uncertainty, summary=summary,
                         identifiable=settings["identifiable"], fixed=fixed_terms, directions=dirs, prepared=prep,
                         prediction_N=pred, notes=notes)
+
+
+def _provenance(capture: Capture, settings: dict[str, Any], metrics: dict[str, Any], notes: list[str],
+                allow_active: bool) -> dict[str, Any]:
+    """The model file's provenance block: the method, the settings, the source capture and the metrics."""
+    from hapticam.models.files import make_provenance
+
+    return make_provenance("ewls-segmented" + ("" if allow_active else "-passive"), settings=settings,
+                           source_name=os.path.basename(capture.name), source_sha256=capture.sha256,
+                           metrics=metrics, notes=notes)
 
 
 def _capture_notes(capture: Capture, backlash: float, notes: list[str]) -> None:
@@ -228,7 +237,7 @@ def _settings_record(opts: dict[str, Any], prep: Prepared, fixed_terms: dict[str
             "cutoff_hz": None if not np.isfinite(prep.cutoff_hz) else float(prep.cutoff_hz),
             "dead_band_mps": prep.dead_band_mps, "fixed": {k: float(v) for k, v in fixed_terms.items()},
             "identifiable": {t: identifiable[t] and t not in fixed_terms for t in identifiable},
-            "passive": not opts["allow_active"], "holdout": holdout, "backlash_m": backlash,
+            "passivity_constraints": not opts["allow_active"], "holdout": holdout, "backlash_m": backlash,
             "data_range_m": [float(prep.x[prep.valid].min()), float(prep.x[prep.valid].max())]}
 
 
@@ -322,10 +331,9 @@ def _fit_model(prep: Prepared, fixed_terms: dict[str, float], opts: dict[str, An
                          f"both directions")
     passive = None
     hold = opts["grid"]
-    if opts["allow_active"] or opts["interpolation"] != "constant":
+    if opts["allow_active"]:
         tables = {n: with_held_ends(designs[n].bp, d.theta, hold) for n, d in dirs.items()}
-        if opts["allow_active"]:
-            notes.append("fitted without passivity constraints (allow_active): the model may generate energy")
+        notes.append("fitted without passivity constraints (allow_active): the model may generate energy")
     else:
         pf = fit_passive(designs, hold)
         tables = {n: (pf.breakpoints[n], pf.theta[n]) for n in dirs}
@@ -345,7 +353,7 @@ def _fit_model(prep: Prepared, fixed_terms: dict[str, float], opts: dict[str, An
     press = built.get("press", built.get("release"))
     release = built.get("release") if "press" in built else None
     model = SegmentedImpedance(press, release, interpolation=opts["interpolation"],
-                               dead_band_mps=prep.dead_band_mps)
+                               dead_band_mps=prep.dead_band_mps, active=opts["allow_active"])
     return model, dirs, passive
 
 
@@ -419,7 +427,11 @@ def _fit_direction(name, prep, regress, idx, free, fixed_vec, opts):
                        residual_rms_N=rms, segment_samples=counts, profile_x_m=x[rec], profile_theta=p_theta,
                        profile_std=p_std, tolerance_N=seg.tolerance_N,
                        windup_steps=prof.windup_steps)
-    design = DirectionDesign(bp=bp, x=x, phi=phi_all, y=y, free=list(free), fixed=fixed_vec)
+    if interpolation == "constant":
+        design = DirectionDesign(bp=bp, x=x, phi=phi_all, y=y, free=list(free), fixed=fixed_vec)
+    else:                          # the passive fit keeps the unconstrained knots' mean stiffness (gauge)
+        design = LinearDesign(bp=bp, x=x, phi=phi_all, y=y, free=list(free), fixed=fixed_vec,
+                              k_gauge_Npm=float(np.mean(theta[:, 2])), hold_m=grid)
     return fit, design
 
 
@@ -442,7 +454,8 @@ def _summary(capture, dirs, identifiable, metrics, settings, notes) -> dict[str,
                          "tolerance_N": d.tolerance_N, "tolerance_met": d.segmentation.tolerance_met,
                          "excess_rms_N": d.segmentation.excess_rms_N()}
     return {"capture": capture.name, "samples": capture.n, "dropouts": int(capture.dropouts.size),
-            "fit_percent": metrics["fit_percent"], "rms_N": metrics["rms_N"], "max_N": metrics["max_N"],
+            "fit_percent": metrics["fit_percent"], "nrmse_fit_percent": metrics["nrmse_fit_percent"],
+            "rms_N": metrics["rms_N"], "max_N": metrics["max_N"],
             "passivity_cost_percent": metrics.get("passivity_cost_percent"),
             "segments": {name: d["segments"] for name, d in per_dir.items()},
             "identifiable": dict(identifiable), "directions": per_dir,

@@ -91,7 +91,24 @@ class ImpedanceFit:
     notes: list[str] = field(default_factory=list)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model file (``.yaml`` or ``.msgpack``) with provenance and uncertainty."""
+        """Write the model file (``.yaml`` or ``.msgpack``) with provenance and uncertainty; the provenance's
+        passivity verdict is that of the model written (:func:`stamp_passivity`)."""
         from hapticam.models.files import save_model
 
+        stamp_passivity(self.provenance, self.model)
         save_model(path, self.model, provenance=self.provenance, uncertainty=self.uncertainty)
+
+
+def stamp_passivity(provenance: dict[str, Any], model: Any) -> Any:
+    """Record in ``provenance["metrics"]`` what :func:`hapticam.models.passivity.check_passivity` says of
+    ``model``: ``passive`` (bool), ``passivity_issues`` (each way it can generate energy) and
+    ``passivity_check`` (what was checked); ``settings.passivity_constraints`` says whether the fit imposed
+    them. Returns the report, so a summary can say the same."""
+    from hapticam.models.passivity import check_passivity
+
+    report = check_passivity(model)
+    metrics = provenance.setdefault("metrics", {})
+    metrics["passive"] = report.passive
+    metrics["passivity_issues"] = list(report.issues)
+    metrics["passivity_check"] = "check_passivity of the model written: m, b >= 0, releasing <= pressing force"
+    return report

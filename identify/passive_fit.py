@@ -22,6 +22,16 @@ one-sided limits of every breakpoint covers every x.
 
 Parameters are centred on each segment's midpoint ``c`` (``k (x - c) + F0c``) for conditioning and mapped
 back (``F0 = F0c - c k``) at the end.
+
+Linear interpolation (:class:`LinearDesign`): the parameters are knot values, linear between knots (hat
+functions). ``m, b >= 0`` at the knots holds everywhere between them. The static force ``k(x) x + F0(x)``
+is a quadratic in x between the knots of both tables (and in the held end segments, where ``k`` falls
+linearly to 0), so the hysteresis ``D = F_s(x, -1) - F_s(x, +1)`` is a quadratic on each cell ``[a, c]``
+of the union of the knots; it is ``<= 0`` on the cell when its three Bernstein coefficients are:
+``D(a) <= 0``, ``D(c) <= 0`` and ``2 D((a + c) / 2) - (D(a) + D(c)) / 2 <= 0`` (the convex hull
+property). These are linear in the parameters: the constraints are exact (sufficient, and tight as the
+cells shrink), not a sampled check. The one direction the data leave free, ``k += d, F0_j -= d x_j`` (same
+force inside the table), is fixed by holding the mean knot stiffness at the unconstrained fit's.
 """
 
 from __future__ import annotations
@@ -99,6 +109,10 @@ class DirectionDesign:
                     rows.append(r)
         return np.array(rows).reshape(-1, self.nseg * p)
 
+    def constraint_points(self, hold_m: float) -> np.ndarray:
+        """Positions (m) where this table's static force may bend: its breakpoints."""
+        return self.bp
+
     def theta_table(self, vec: np.ndarray) -> np.ndarray:
         """Per-segment ``[m, b, k, F0]`` (uncentred) from the parameter vector."""
         p = len(self.free)
@@ -106,6 +120,83 @@ class DirectionDesign:
         theta[:, self.free] = vec.reshape(self.nseg, p)
         theta[:, F0] -= self.centres * theta[:, K]                 # F0 = F0c - c k
         return theta
+
+
+@dataclass
+class LinearDesign(DirectionDesign):
+    """One direction's knots ``bp`` with parameters linear between them (module notes); ``k_gauge_Npm`` is
+    the mean knot stiffness (N/m) the free direction is held at, ``hold_m`` the held end segments' width."""
+
+    k_gauge_Npm: float = 0.0
+    hold_m: float = 0.0
+
+    @property
+    def nseg(self) -> int:                                         # parameter rows: one per knot
+        return self.bp.size
+
+    def _hats(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        seg = np.clip(np.searchsorted(self.bp, x, side="right") - 1, 0, self.bp.size - 2)
+        w = np.clip((x - self.bp[seg]) / (self.bp[seg + 1] - self.bp[seg]), 0.0, 1.0)
+        return seg, w
+
+    def normal_equations(self) -> tuple[np.ndarray, np.ndarray]:
+        """``G = X'X`` and ``h = X'y`` of the hat-function regressors, plus the gauge (mean knot k)."""
+        p = len(self.free)
+        seg, w = self._hats(self.x)
+        cols = np.zeros((self.x.size, self.nseg * p))
+        rows = np.arange(self.x.size)
+        for j, term in enumerate(self.free):
+            cols[rows, seg * p + j] = self.phi[:, term] * (1.0 - w)
+            cols[rows, (seg + 1) * p + j] = self.phi[:, term] * w
+        G = cols.T @ cols
+        h = cols.T @ self.y
+        gauge = np.zeros(self.nseg * p)
+        gauge[self.free.index(K)::p] = 1.0 / self.nseg
+        weight = self.nseg ** 2 * float(np.mean(np.diag(G)) or 1.0)
+        return G + weight * np.outer(gauge, gauge), h + weight * self.k_gauge_Npm * gauge
+
+    def static_rows(self, x: np.ndarray, side: int = 1) -> np.ndarray:
+        """Rows mapping the parameters to the static force at ``x`` of the table :func:`with_held_ends`
+        makes: hat functions inside, ``F_s(end) -/+ u (1 - u) hold k_end`` over the held segments (``u``
+        the fraction across), ``F_s(end)`` beyond."""
+        p, ik, i0 = len(self.free), self.free.index(K), self.free.index(F0)
+        x = np.asarray(x, dtype=np.float64)
+        lo, hi, hold = self.bp[0], self.bp[-1], self.hold_m
+        rows = np.zeros((x.size, self.nseg * p))
+        i = np.arange(x.size)
+        seg, w = self._hats(x)
+        inside = (x >= lo) & (x <= hi)
+        for col, weight in ((seg * p, 1.0 - w), ((seg + 1) * p, w)):
+            rows[i[inside], col[inside] + ik] = weight[inside] * x[inside]
+            rows[i[inside], col[inside] + i0] = weight[inside]
+        for mask, knot, end, u, sign in ((x < lo, 0, lo, (x - (lo - hold)) / hold, -1.0),
+                                         (x > hi, self.nseg - 1, hi, (x - hi) / hold, 1.0)):
+            u = np.clip(u, 0.0, 1.0)
+            rows[i[mask], knot * p + ik] = end + sign * (u * (1.0 - u) * hold)[mask]
+            rows[i[mask], knot * p + i0] = 1.0
+        return rows
+
+    def constraint_points(self, hold_m: float) -> np.ndarray:
+        """The knots and the held segments' outer ends (m)."""
+        return np.concatenate([[self.bp[0] - hold_m], self.bp, [self.bp[-1] + hold_m]])
+
+    def theta_table(self, vec: np.ndarray) -> np.ndarray:
+        """Per-knot ``[m, b, k, F0]`` from the parameter vector."""
+        theta = np.tile(self.fixed, (self.nseg, 1))
+        theta[:, self.free] = vec.reshape(self.nseg, len(self.free))
+        return theta
+
+
+def _hysteresis(press: DirectionDesign, release: DirectionDesign, hold_m: float
+                ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pairs ``(release rows, press rows)`` whose difference, times the parameters, must be ``<= 0``."""
+    pts = np.unique(np.concatenate([press.constraint_points(hold_m), release.constraint_points(hold_m)]))
+    if not isinstance(press, LinearDesign):                       # piecewise linear: both one-sided limits
+        return [(release.static_rows(pts, side), press.static_rows(pts, side)) for side in (-1, 1)]
+    a, c = pts[:-1], pts[1:]                                       # quadratic per cell: Bernstein coefficients
+    ends = [(d.static_rows(a), d.static_rows(c), d.static_rows(0.5 * (a + c))) for d in (release, press)]
+    middle = [2.0 * mid - 0.5 * (left + right) for left, right, mid in ends]
+    return [(release.static_rows(pts), press.static_rows(pts)), (middle[0], middle[1])]
 
 
 @dataclass
@@ -144,16 +235,12 @@ def fit_passive(designs: dict[str, DirectionDesign], hold_m: float) -> PassiveFi
             bound_rows.append(full)
     C_parts = bound_rows
     if "press" in designs and "release" in designs:
-        p, r = designs["press"], designs["release"]
-        pts = np.unique(np.concatenate([p.bp, r.bp]))
-        hyst = []
-        for side in (-1, 1):                                       # both one-sided limits at every breakpoint
-            rows = np.zeros((pts.size, total))
-            ip, ir = names.index("press"), names.index("release")
-            rows[:, offsets[ir]:offsets[ir + 1]] = r.static_rows(pts, side)
-            rows[:, offsets[ip]:offsets[ip + 1]] -= p.static_rows(pts, side)
-            hyst.append(rows)                                      # F_s(x, -1) - F_s(x, +1) <= 0
-        C_parts = C_parts + hyst
+        ip, ir = names.index("press"), names.index("release")
+        for r_rows, p_rows in _hysteresis(designs["press"], designs["release"], hold_m):
+            rows = np.zeros((r_rows.shape[0], total))
+            rows[:, offsets[ir]:offsets[ir + 1]] = r_rows
+            rows[:, offsets[ip]:offsets[ip + 1]] -= p_rows
+            C_parts = C_parts + [rows]                             # F_s(x, -1) - F_s(x, +1) <= 0
     C = np.vstack(C_parts) if C_parts else np.zeros((0, total))
     sol = constrained_lsq(G, h, C, np.zeros(C.shape[0]))
     out, free_tables, bps = {}, {}, {}
