@@ -89,7 +89,12 @@ def test_demo_on_the_piano_action_identifies_a_hybrid_key_with_its_friction_and_
     t_letoff = float(np.interp(truth.pretravel_m + truth.letoff_m, *_press_of(tmp_path / "probe-triangle.csv")))
     assert report["impact_spans_s"][0][0] > t_letoff
     assert all("impact window" in v["note"] for v in report["verdicts"] if v["name"].startswith("bump"))
-    assert [f for f in report["failures"] if not f.startswith("fit ")] == []
+    # a press with impacts is judged by the impact criterion: the fit outside the windows and the features
+    # pass; the plain fit, below 95 %, is reported and judges nothing
+    impacts = report["impacts"]
+    assert impacts["criterion"] == "impacts" and report["fit_percent"] < 95.0
+    assert impacts["items"]["fit_outside_impacts"] and impacts["items"]["features"]
+    assert not any(f.startswith("fit ") for f in report["failures"])
     # and the failure says where the residual lies: most of it within the impact windows (recomputed here from
     # the compared forces and the reported spans)
     from hapticam.capture_io import load_capture
@@ -101,8 +106,6 @@ def test_demo_on_the_piano_action_identifies_a_hybrid_key_with_its_friction_and_
     residual = (again.force_reference_N - again.force_rendered_N)[again.valid]
     share = float(np.sum(residual[near[again.valid]] ** 2) / np.sum(residual ** 2))
     assert report["replay"]["impact_residual_share"] == pytest.approx(share, rel=1e-9) and share > 0.5
-    fit_failure = next(f for f in report["failures"] if f.startswith("fit "))
-    assert f"{100 * report['replay']['impact_residual_share']:.0f} % of the residual" in fit_failure
 
 
 def _press_of(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -172,14 +175,19 @@ def test_demo_bad_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys:
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
-def test_demo_on_the_hybrid_key_target_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``hapticam demo --target hybrid-key`` exits 0: the identified key, rendered as a simulated key on the
-    1 kHz device's coupling, verifies against the held-out press with every feature within its threshold
-    (the constant coupling preload's kick at let-off and the coupling's ringing at damping ratio 0.045 put
-    the bump peak at 1.07 N for 0.63 N and the drop at 0.92 N for 0.49 N)."""
+def test_demo_on_the_hybrid_key_target_fails_only_on_its_impacts(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``hapticam demo --target hybrid-key``: the identified key, rendered as a simulated key on the 1 kHz
+    device's coupling, verifies against the held-out press with every feature within its threshold and the
+    fit outside the impact windows above 95 %; it exits 1 on the impacts' impulses and onsets alone (the
+    hammer's landings through the probe's 1e7 N/m tip are sub-millisecond spikes the coupled key smooths
+    into thumps; rendering them needs event-based transients)."""
     code = main(["demo", "--target", "hybrid-key", "--out", str(tmp_path), "--json"])
     report = json.loads(capsys.readouterr().out)
-    assert code == 0, report["stages"]["verify"]
     verify_stage = report["stages"]["verify"]
-    assert verify_stage["passed"] and verify_stage["passive"] and verify_stage["noticeable"] == []
+    assert verify_stage["passive"] and verify_stage["noticeable"] == []
     assert verify_stage["fit_percent"] >= 95.0
+    full = json.loads((tmp_path / "verify.json").read_text())
+    assert full["impacts"]["criterion"] == "impacts"
+    assert full["impacts"]["items"]["fit_outside_impacts"] and full["impacts"]["items"]["features"]
+    assert code == 1 and not full["impacts"]["items"]["impulses"] and not full["impacts"]["items"]["onsets"]

@@ -8,6 +8,8 @@ rendering verified against such a capture is judged on the instrument's transien
 
 The fit's verdict on such a press also depends on how far the press goes into the keybed: the exact model
 passes on a deep press and fails on a shallow one, where the impacts hold most of the force's variance.
+That is why verify judges a press with impacts by the fit outside them, their impulses and onsets
+(:mod:`hapticam.render.verify.impacts`); the plain fit these tests measure stays in its report.
 """
 
 from __future__ import annotations

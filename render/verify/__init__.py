@@ -8,6 +8,7 @@ recording, sessions) imports nothing from here.
   probe trajectory on the rendered model, compare forces)
 - :mod:`~hapticam.render.verify.features`: F-x curves and the key features a person feels, with verdicts
   against discrimination thresholds
+- :mod:`~hapticam.render.verify.impacts`: impacts in a press and the criterion for presses with impacts
 - :mod:`~hapticam.render.verify.report`: JSON and PNG reports
 - :mod:`~hapticam.render.verify.cli`: ``hapticam verify``
 """

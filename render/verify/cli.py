@@ -128,11 +128,20 @@ def summary_table(result) -> str:
         lines.append(f"  {name:<30} {ref:>12} {ren:>12} {diff:>12} {thr:>12}  {'ok' if ok else 'FAIL'}")
 
     th = result.thresholds
-    row("fit, all (%)", "", f"{result.fit_percent:.2f}", "", f">= {th.fit_percent:g}",
-        result.fit_percent >= th.fit_percent)
+    impacts = result.impacts
+    if impacts is not None:
+        lines.insert(3, f"  {impacts.summary()}")
+    if impacts is not None and impacts.has_impacts:        # the verdict reads the fit outside the impacts
+        lines.append(f"  {'fit, all (%)':<30} {'':>12} {result.fit_percent:>12.2f} {'':>12} {'':>12}  "
+                     "(information: judged outside the impacts)")
+        for name, ref, ren, diff, thr, ok in impacts.table_rows():
+            row(name, ref, ren, diff, thr, ok)
+    else:
+        row("fit, all (%)", "", f"{result.fit_percent:.2f}", "", f">= {th.fit_percent:g}",
+            result.fit_percent >= th.fit_percent)
     lines.append(f"  {'fit, NRMSE (%)':<30} {'':>12} {result.nrmse_fit_percent:>12.2f} {'':>12} {'':>12}  "
                  "(information: 1 - |e|/|F - mean F|)")
-    for name, m in result.per_direction.items():          # shown, not judged: the verdict is the overall fit's
+    for name, m in result.per_direction.items():          # shown, not judged
         lines.append(f"  {f'fit, {name} (%)':<30} {'':>12} {m['fit_percent']:>12.2f} {'':>12} {'':>12}  "
                      "(information)")
     row("passive", "", "yes" if result.passive else "no", "", "yes", result.passive)

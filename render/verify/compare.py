@@ -34,13 +34,16 @@ force ``J a`` the rendering cannot: verify regresses the residual on the capture
 (:func:`unmodelled_inertia`) and says how much of the residual that inertia is and what the fit would be
 with it, in ``unmodelled_inertia`` and in the failure when the fit is low.
 
-Impacts (a hybrid key's hammer landing or striking): the fit compares them as they come, but the key's
-features (bump, drop, travel stiffness) are properties of the pressing curve, not of an impact's transient,
-whose shape belongs to what carries it (a stiff probe tip rings for milliseconds, a coupled key at 1 kHz
-for tens). They are read outside ``IMPACT_WINDOW_S`` after each impact the rendering flags, in both curves
-alike (:func:`impact_windows`; the count is in ``replay["impact_windows"]``). How much of the residual lies
-in those windows, and the fit outside them, are in ``replay`` too (:func:`impact_residual`) and, when the
-windows hold most of it, in the failure of a low fit.
+Impacts (a hybrid key's hammer landing or striking; :mod:`hapticam.render.verify.impacts`): a press has
+impacts when the capture's force or the rendering shows them. Its verdict is then not the fit of the two
+forces sample for sample, which an impact's transient dominates with the shape of what carried it (a stiff
+probe tip rings for milliseconds, a coupled key at 1 kHz for tens), but the fit outside the impact windows,
+each window's impulse, the onsets matched within 10 ms, and the features (``VerifyResult.impacts``; the
+plain fit stays in the report). The key's features (bump, drop, travel stiffness) are properties of the
+pressing curve, not of an impact's transient: they are read outside ``IMPACT_WINDOW_S`` after each impact
+the rendering flags, in both curves alike (:func:`~hapticam.render.verify.impacts.impact_windows`; the count
+is in ``replay["impact_windows"]``, the share of the residual in those spans in
+``replay["impact_residual_share"]``).
 """
 
 from __future__ import annotations
@@ -60,7 +63,6 @@ from hapticam.identify.alignment import contact_point, remove_backlash
 from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import prepare
 from hapticam.models.base import Model
-from hapticam.models.hybrid_key_layout import FLAG_IMPACT
 from hapticam.models.kernels import model_force
 from hapticam.models.passivity import check_passivity
 from hapticam.render.loop import AUTO_PROXY_FRACTION, MAX_SIMULATED_TICKS, LoopConfig, run_simulated
@@ -68,6 +70,8 @@ from hapticam.render.result import RenderResult
 from hapticam.render.safety import SafetyConfig
 from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds, compare_features, fx_curves,
                                              key_features, reversal_window)
+from hapticam.render.verify.impacts import (IMPACT_WINDOW_S, ImpactReport, assess_impacts, feature_spans,
+                                            impact_residual, impact_windows)
 
 PROBE_STIFFNESS_N_PER_M = 1.0e6
 SETTLE_S = 0.05
@@ -124,8 +128,11 @@ class VerifyResult:
     axis: str = "linear"
     #: the inertia in the capture that the rendering lacks (:func:`unmodelled_inertia`), None if not measurable
     unmodelled_inertia: dict[str, float] | None = None
-    #: the impact windows (start, end) in the capture's time (s) outside which the features were read
+    #: the spans (start, end) in the capture's time (s) after the impacts the rendering flags, outside which
+    #: the features were read
     impact_spans_s: list[tuple[float, float]] = field(default_factory=list)
+    #: the impacts of either side and, for a press with impacts, the verdict that replaces the plain fit's
+    impacts: ImpactReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (arrays left out; see the figure and the recording for those)."""
@@ -144,6 +151,7 @@ class VerifyResult:
             "passive": self.passive, "passivity_issues": self.passivity_issues,
             "axis": self.axis, "units": AXIS_UNITS[self.axis], "unmodelled_inertia": self.unmodelled_inertia,
             "impact_spans_s": [list(span) for span in self.impact_spans_s],
+            "impacts": None if self.impacts is None else self.impacts.to_dict(),
         }
 
 
@@ -200,13 +208,9 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     valid = capture.valid.copy()
     direction = prepared.direction.astype(np.int64)
     overall = fit_report(capture.f_N[valid], f_ren[valid])
-    per_direction: dict[str, dict[str, float]] = {}
-    for name, d in (("pressing", 1), ("releasing", -1)):
-        sel = valid & (direction == d)
-        if sel.sum() >= 2:
-            per_direction[name] = fit_report(capture.f_N[sel], f_ren[sel])
-    impacts = impact_windows(result, t_replay)
-    turning = reversal_window(prepared.t, prepared.v, prepared.dead_band_mps, prepared.cutoff_hz) | impacts[0]
+    per_direction = _per_direction(capture.f_N, f_ren, valid, direction)
+    flagged = impact_windows(result, t_replay)
+    turning = reversal_window(prepared.t, prepared.v, prepared.dead_band_mps, prepared.cutoff_hz) | flagged[0]
     curves_ref, curves_ren, report = _features(x_cap, x_ren, capture.f_N, f_ren, direction, valid, th, turning)
     failures: list[str] = []
     passivity = check_passivity(model)
@@ -214,10 +218,12 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         failures.append("the model is not passive: " + "; ".join(passivity.issues[:2]))
     inertia = unmodelled_inertia(prepared.a, capture.f_N, f_ren, valid)
     inertia_note = _inertia_note(inertia, axis)
-    impact_share = impact_residual(capture.f_N, f_ren, valid, impacts)
-    if overall["fit_percent"] < th.fit_percent:
-        failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %" + inertia_note
-                        + _impact_note(impact_share))
+    impact_share = impact_residual(capture.f_N, f_ren, valid, flagged)
+    impact_report = assess_impacts(t_cap, capture.f_N, f_ren, valid, result, t_replay, th, axis == "rotary")
+    if impact_report.has_impacts:
+        failures += impact_report.failures()
+    elif overall["fit_percent"] < th.fit_percent:
+        failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %" + inertia_note)
     if inertia_note:
         # which feature differences are that inertia: read the capture again without J a
         bare = _features(x_cap, x_ren, capture.f_N - inertia["inertia"] * prepared.a, f_ren, direction, valid, th,
@@ -227,11 +233,10 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
                 what = "torque J alpha" if axis == "rotary" else "force m a"
                 verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
                     f"the capture's inertial {what}, which the rendering lacks: without it, below the JND")
-    spans = [(float(t_cap[a]), float(t_cap[b - 1])) for a, b in _runs(impacts[0])]
+    spans = feature_spans(t_cap, flagged[0])
     failures += _judge_features(report, spans, axis == "rotary")
-    counts: dict[str, int] = {}
-    for event in result.events:
-        counts[event.name] = counts.get(event.name, 0) + 1
+    impact_report.features_same = not report.noticeable
+    counts = _event_counts(result)
     if counts.get("saturation"):
         failures.append(f"the device's force limit ({device.max_force_N:g} {AXIS_UNITS[axis]['force']}) clipped "
                         f"the rendering ({counts['saturation']} saturation event"
@@ -245,41 +250,33 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         replay={"rate_hz": rate_hz, "speedup": speedup, "lead_in_s": lead_s, "ticks": int(result.t_s.size),
                 "probe_stiffness_N_per_m": PROBE_STIFFNESS_N_PER_M, "device_max_force_N": device.max_force_N,
                 "median_capture_speed_mps": median_speed, "backlash_m": backlash, "x_offset_m": offset,
-                "impact_windows": impacts[1], **impact_share},
+                "impact_windows": flagged[1], **impact_share},
         safety_events=counts, capture_source=str(capture.metadata.get("source", "")),
         passive=passivity.passive, passivity_issues=list(passivity.issues), axis=axis,
-        unmodelled_inertia=inertia, impact_spans_s=spans)
+        unmodelled_inertia=inertia, impact_spans_s=spans, impacts=impact_report)
 
 
-#: Span (s) after an impact the rendering flags within which the key's features are not read (module notes):
-#: the coupled key settles in about 4 / (zeta omega_n) = 80 ms (hybrid_key_coupling), a hammer's bounces on
-#: the backcheck last about as long.
-IMPACT_WINDOW_S = 0.1
-#: a low fit is put down to the impacts' transients when this share of the residual lies within their windows
-IMPACT_SHARE = 0.5
+def _per_direction(f_cap: np.ndarray, f_ren: np.ndarray, valid: np.ndarray,
+                   direction: np.ndarray) -> dict[str, dict[str, float]]:
+    """Fit report (seed 003 eq. 53, RMS, max) of the valid samples of each direction with two or more."""
+    out: dict[str, dict[str, float]] = {}
+    for name, d in (("pressing", 1), ("releasing", -1)):
+        sel = valid & (direction == d)
+        if sel.sum() >= 2:
+            out[name] = fit_report(f_cap[sel], f_ren[sel])
+    return out
+
+
+def _event_counts(result: RenderResult) -> dict[str, int]:
+    """How many safety events of each name the rendering had."""
+    counts: dict[str, int] = {}
+    for event in result.events:
+        counts[event.name] = counts.get(event.name, 0) + 1
+    return counts
 
 
 #: The features read off the travel outside reversal and impact windows (``press_travel_N``).
 IMPACT_READ_FEATURES = ("travel stiffness", "bump peak force", "bump position", "force drop after bump")
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """(start, stop) index pairs of the runs of True in ``mask``."""
-    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1)))
-
-
-def impact_windows(result: RenderResult, t_replay: np.ndarray) -> tuple[np.ndarray, int]:
-    """Samples (bool, at the capture's replay times ``t_replay``, s) within ``IMPACT_WINDOW_S`` after a tick in
-    which the model flagged an impact (``FLAG_IMPACT``, hybrid key), from 2 ms before it; and how many
-    separate windows there are."""
-    ticks = result.t_s[(result.model_flags & FLAG_IMPACT) != 0]
-    near = np.zeros(t_replay.size, dtype=bool)
-    if ticks.size == 0:
-        return near, 0
-    i = np.searchsorted(ticks, t_replay + 0.002, side="right") - 1          # the last impact before t + 2 ms
-    near = (i >= 0) & (t_replay - ticks[np.maximum(i, 0)] <= IMPACT_WINDOW_S)
-    return near, int(1 + np.count_nonzero(np.diff(ticks) > IMPACT_WINDOW_S))
 
 
 def _check_replay(capture: Capture, duration_s: float, rate_hz: float, speedup: float) -> None:
@@ -310,34 +307,6 @@ def _check_speedup(speedup: float, chosen: float, capture: Capture, rate_hz: flo
         raise UsageError(f"--speedup: must be between 0 and {fastest:.6g} for this model and capture at "
                          f"{rate_hz:g} Hz (one servo tick per capture sample, or the quasi-static replay's "
                          f"speed), got {speedup:g}")
-
-
-def impact_residual(f_captured: np.ndarray, f_rendered: np.ndarray, valid: np.ndarray,
-                    impacts: tuple[np.ndarray, int]) -> dict[str, float]:
-    """Where the residual lies when the rendering flags impacts: ``impact_residual_share`` (0-1, of the
-    residual's sum of squares over the valid samples, the share within the impact windows) and
-    ``fit_percent_outside_impacts`` (seed 003 eq. 53 over the valid samples outside them); empty without
-    impacts or when either side has fewer than two samples."""
-    near, count = impacts
-    inside, outside = valid & near, valid & ~near
-    if count == 0 or inside.sum() < 2 or outside.sum() < 2:
-        return {}
-    residual = f_captured - f_rendered
-    total = float(np.sum(residual[valid] ** 2))
-    share = float(np.sum(residual[inside] ** 2)) / total if total > 0.0 else 0.0
-    return {"impact_residual_share": share,
-            "fit_percent_outside_impacts": fit_report(f_captured[outside], f_rendered[outside])["fit_percent"]}
-
-
-def _impact_note(share: dict[str, float]) -> str:
-    """Why the fit is low when most of the residual follows the impacts (empty otherwise)."""
-    if not share or share["impact_residual_share"] < IMPACT_SHARE:
-        return ""
-    return (f": {100 * share['impact_residual_share']:.0f} % of the residual's sum of squares lies within "
-            f"{IMPACT_WINDOW_S:g} s after the impacts the rendering flags, where the capture holds the transient "
-            f"of what carried the impact (a probe's stiff tip rings for milliseconds; a key coupled to the handle "
-            f"within a 1 kHz device's passive bound spreads it over tens); outside those windows the fit is "
-            f"{share['fit_percent_outside_impacts']:.2f} %")
 
 
 def _judge_features(report: FeatureReport, spans: list[tuple[float, float]], rotary: bool) -> list[str]:

@@ -58,6 +58,10 @@ class Thresholds:
         """Smallest force difference (N) a user could feel at ``reference_N`` (Weber law with a floor)."""
         return max(self.force_weber * abs(reference_N), self.force_floor_N)
 
+    def force_jnd_at(self, reference_N: np.ndarray) -> np.ndarray:
+        """:meth:`force_jnd` at each of the forces ``reference_N`` (N)."""
+        return np.maximum(self.force_weber * np.abs(reference_N), self.force_floor_N)
+
 
 @dataclass
 class FxCurves:

@@ -1,7 +1,8 @@
 """The verification report: one PNG figure and one JSON file with every number.
 
 The figure has three panels: force-displacement overlay per direction (captured vs rendered), force
-versus time with the residual, and the feature table with each verdict.
+versus time with the residual (on a press with impacts, the impact windows shaded, each labelled with its
+captured and rendered impulse, and the onsets of either side marked), and the feature table with each verdict.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:
 
     t = result.t_s
     for k, (a, b) in enumerate(result.impact_spans_s):      # where the features were not read (module notes)
-        ax_t.axvspan(a, b, color="0.85", lw=0, label="impact windows" if k == 0 else None)
+        ax_t.axvspan(a, b, color="0.85", lw=0, label="features not read" if k == 0 else None)
     ax_t.plot(t, result.force_reference_N, color="black", lw=0.8, label="captured")
     ax_t.plot(t, result.force_rendered_N, color="tab:red", lw=0.8, alpha=0.8, label="rendered")
     ax_t.plot(t, result.force_rendered_N - result.force_reference_N, color="tab:green", lw=0.6,
@@ -64,6 +65,10 @@ def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:
     ax_t.set_xlabel("time t (s)")
     ax_t.set_ylabel(f"{'torque' if rotary else 'force'} ({force})")
     title = f"fit {result.fit_percent:.2f} % (seed 003 eq. 53), RMS {result.rms_N * 1e3:.1f} m{force}"
+    if result.impacts is not None and result.impacts.has_impacts:
+        _draw_impacts(ax_t, result.impacts)
+        fit = result.impacts.fit_outside_percent
+        title = f"fit outside the impact windows {'-' if fit is None else f'{fit:.2f}'} %\nplain " + title
     inertia = result.unmodelled_inertia
     if inertia is not None and inertia["inertia"] > 0.0 and any(f.startswith("fit ") and "inertial" in f
                                                                 for f in result.failures):
@@ -95,6 +100,25 @@ def write_figure(path: str | os.PathLike[str], result: "VerifyResult") -> None:
         fig.text(0.01, 0.005, f"capture: {result.capture_source}", fontsize=7, color="dimgray")
 
     save_figure(fig, path, dpi=90, tight=False)
+
+
+def _draw_impacts(ax: Any, impacts: Any) -> None:
+    """Shade the impact windows, label each with its captured and rendered impulse (mN s), and mark the
+    onsets of either side at the top of the axes."""
+    for k, w in enumerate(impacts.windows):
+        ax.axvspan(w.start_s, w.end_s, color="tab:orange" if w.passed else "tab:red", alpha=0.15, lw=0,
+                   label="impact windows (impulse ok / off)" if k == 0 else None)
+        ax.annotate(f"{w.captured_impulse_Ns * 1e3:.3g}\n{w.rendered_impulse_Ns * 1e3:.3g}",
+                    xy=(w.start_s, 1.0), xycoords=("data", "axes fraction"), xytext=(1, -16),
+                    textcoords="offset points", va="top", fontsize=6, color="dimgray")
+    marks = ((impacts.captured_onsets_s, 0.98, "black", "captured onsets"),
+             (impacts.rendered_onsets_s, 0.94, "tab:red", "rendered onsets"))
+    for times, height, colour, label in marks:
+        if times:
+            ax.plot(times, [height] * len(times), "v", color=colour, ms=4, label=label,
+                    transform=ax.get_xaxis_transform())
+    ax.text(0.995, 0.02, "window labels: captured / rendered impulse (mN s)", transform=ax.transAxes,
+            ha="right", fontsize=6, color="dimgray")
 
 
 def _fmt(value: float | None, unit: str, rotary: bool = False) -> str:
