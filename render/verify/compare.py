@@ -59,7 +59,7 @@ from hapticam.devices.users import position_user
 from hapticam.errors import UsageError
 from hapticam.capture import Capture
 from hapticam.capture_columns import AXIS_UNITS, axis_of
-from hapticam.identify.alignment import contact_point, remove_backlash
+from hapticam.identify.alignment import contact_offset, remove_backlash
 from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import prepare
 from hapticam.models.base import Model
@@ -85,8 +85,6 @@ INERTIA_GAIN = 10.0
 #: ... and the fit with it reaches at least this (%): a residual an inertia leaves mostly unexplained has
 #: another cause (a piano key's impacts gave m = 72 kg and a fit of -1248 % with it)
 INERTIA_FIT_MIN = 50.0
-#: the contact-point shift is refined by this much (m) either way around the contact estimate
-OFFSET_SEARCH_M = 50e-6
 REPLAY_MPS = 5e-3
 
 #: on a rotary axis the feature differences are reported, not judged: the perceptual thresholds (force and
@@ -191,7 +189,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     axis = axis_of(capture.metadata)
     prepared = prepare(capture)
     backlash = remove_backlash(prepared) if align else 0.0
-    offset = _contact_offset(model, prepared) if (align and x_offset_m is None) else float(x_offset_m or 0.0)
+    offset = contact_offset(model, prepared) if (align and x_offset_m is None) else float(x_offset_m or 0.0)
     if not math.isfinite(offset):
         raise UsageError(f"x offset must be a finite length in m, got {x_offset_m}")
     t_cap, x_cap = capture.t_s - capture.t_s[0], prepared.x + offset
@@ -366,32 +364,6 @@ def _inertia_note(inertia: dict[str, float] | None, axis: str) -> str:
             f"{'J' if rotary else 'm'} = {inertia['inertia']:.3g} {unit} by least squares of the residual on the "
             f"capture's acceleration is {100 * inertia['share']:.0f} % of the residual's mean square, and with it "
             f"the fit would be {inertia['fit_percent_with_inertia']:.2f} %")
-
-
-def _contact_offset(model: Model, prepared: Any) -> float:
-    """Shift (m) that puts the capture's pressing contact point on the model's (0 if either has none),
-    refined to the shift within :data:`OFFSET_SEARCH_M` of it whose pressing forces best match the model's."""
-    press = prepared.group(1)
-    if press.size < 10 or float(np.median(np.abs(prepared.v))) >= QUASI_STATIC_MPS:
-        return 0.0
-    c_cap = contact_point(prepared.x[press], prepared.f[press])
-    lo, hi = float(prepared.x.min()), float(prepared.x.max())
-    xs = np.linspace(lo, hi, 2001)                  # over the captured travel only (end stops lie outside)
-    compiled = model.compile()
-    fs = np.array([_once(compiled, x, 1e-3, 0.0, 1.0) for x in xs])
-    c_mod = contact_point(xs, fs)
-    if c_cap is None or c_mod is None:
-        return 0.0
-    coarse = float(c_mod - c_cap)
-    # refine within +-OFFSET_SEARCH_M: the shift whose pressing forces best match the model's
-    xp, fp = prepared.x[press], prepared.f[press]
-    best, best_err = coarse, np.inf
-    for cand in coarse + np.linspace(-OFFSET_SEARCH_M, OFFSET_SEARCH_M, 21):
-        pred = np.array([_once(compiled, x + cand, 1e-3, 0.0, 1.0) for x in xp[::2]])
-        err = float(np.sum((pred - fp[::2]) ** 2))
-        if err < best_err:
-            best, best_err = float(cand), err
-    return best
 
 
 def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray, speedup: float,
