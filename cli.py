@@ -4,6 +4,11 @@ Each subpackage contributes its subcommands through a ``register(subparsers, ben
 own ``cli`` module; the ``bench`` group is built here once and handed to each, so any subpackage adds
 ``hapticam bench NAME`` without reaching into another's parser. Every user error (any :class:`~hapticam.errors.HapticError`, or a bad argument) ends
 in one line on stderr and exit code 2; ``--debug`` shows the traceback first (still exit code 2).
+
+Start-up: :data:`COMMANDS` and :data:`BENCHES` name every command, its help line and the module that
+registers it, so ``hapticam --help`` imports no command's module and ``hapticam NAME ...`` imports NAME's
+alone (:func:`build_parser` given the command line); its other commands stand in the parser as their help
+line. ``hapticam bench cli`` times it.
 """
 
 from __future__ import annotations
@@ -13,21 +18,60 @@ import importlib
 import re
 import sys
 import traceback
-from typing import Sequence
+from typing import Any, Sequence
 
 from hapticam._version import __version__
 from hapticam.errors import HapticError, missing_subcommand
 
-#: Modules whose ``register(subparsers, bench)`` adds subcommands, in help order.
+BENCH_HELP = "benchmarks (each runs its peer in the same run and reports ratios)"
+
+#: The top-level commands in help order: (name, help line, module whose ``register`` adds it); ``bench``
+#: is the group built here. ``tests/test_cli_startup.py`` checks the lines against the modules' own.
+COMMANDS = (
+    ("bench", BENCH_HELP, None),
+    ("demo", "probe -> identify -> render -> verify on a simulated keyswitch (no hardware)", "hapticam.demos.cli"),
+    ("probe", "probe a simulated physical target and write a capture", "hapticam.devices.cli"),
+    ("devices", "list the device adapters, whether their drivers are present, how to install them",
+     "hapticam.devices.cli"),
+    ("device", "serve a device to other processes or machines", "hapticam.devices.serve_cli"),
+    ("identify", "identify models from probe captures", "hapticam.identify.cli"),
+    ("reproduce", "run a paper's experiment and compare with the paper's numbers", "hapticam.identify.cli"),
+    ("render", "render a model on a haptic device (1 kHz servo loop)", "hapticam.render.cli"),
+    ("monitor", "print live telemetry of a running render", "hapticam.render.cli"),
+    ("recover", "complete recordings a killed render left behind (*.partial)", "hapticam.render.recover"),
+    ("verify", "replay a capture's probe trajectory on the rendered model and compare forces",
+     "hapticam.render.verify.cli"),
+    ("plot", "plot captures, recordings and models (F-x per direction, F and x against time)",
+     "hapticam.render.verify.cli"),
+    ("library", "a library of identified keys: build, nearest, compare", "hapticam.render.verify.library.cli"),
+    ("model", "show, convert and validate model files", "hapticam.models.cli"),
+)
+
+#: The ``hapticam bench`` group in help order, as :data:`COMMANDS`.
+BENCHES = (
+    ("probe", "compiled probe simulation vs the same loop in pure Python (90 s sweep, 4 kHz)", "hapticam.devices.cli"),
+    ("identify", "EWLS core vs padasip RLS and numpy batch least squares (360,000 samples)", "hapticam.identify.cli"),
+    ("render", "servo loop timing: hapticam vs a plain Python loop, idle and under load", "hapticam.render.cli"),
+    ("soak", "a long real-time render under control requests, telemetry and model swaps", "hapticam.render.soak"),
+    ("library", "library build throughput: 1 process, all cores, a Dask LocalCluster",
+     "hapticam.render.verify.library.cli"),
+    ("cli", "command-line start-up: wall time and peak memory per command beside python and numpy",
+     "hapticam.demos.cli_bench"),
+)
+
+#: Every module with a ``register(subparsers, bench)``, in the order that builds the whole tree in help order.
 COMMAND_MODULES = (
     "hapticam.demos.cli",
     "hapticam.devices.cli",
     "hapticam.devices.serve_cli",
     "hapticam.identify.cli",
     "hapticam.render.cli",
+    "hapticam.render.recover",
+    "hapticam.render.soak",
     "hapticam.render.verify.cli",
     "hapticam.render.verify.library.cli",
     "hapticam.models.cli",
+    "hapticam.demos.cli_bench",
 )
 
 EXIT_USAGE = 2
@@ -49,21 +93,69 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"hapticam: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the full parser with every subpackage's subcommands."""
+class _Only:
+    """A subparsers action as one module's ``register`` sees it when a single command is wanted: the parser
+    named ``keep`` goes into ``real``; any other (every one when ``real`` is None) is built apart and dropped."""
+
+    def __init__(self, real: argparse._SubParsersAction | None, keep: str | None = None) -> None:
+        self.real, self.keep = real, keep
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if self.real is not None and name == self.keep:
+            return self.real.add_parser(name, **kwargs)
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("help", "aliases")}
+        return _Parser(**{"prog": name, **kwargs})
+
+
+def _register(module: str, sub: Any, bench: Any) -> None:
+    importlib.import_module(module).register(sub, bench)
+
+
+def _wanted(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """The command and, under ``bench``, the benchmark that ``argv`` names: its first and second words that
+    are not options (neither the top level nor the bench group has an option that takes a value)."""
+    words = [w for w in argv if not w.startswith("-")]
+    command = words[0] if words else None
+    return command, (words[1] if command == "bench" and len(words) > 1 else None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command-line parser. Without ``argv``, every command's own parser (every command module is
+    imported); with ``argv``, only the command it names (and under ``bench``, the benchmark) is built by its
+    module, and the others are their name and help line (``hapticam --help`` imports none of them)."""
     parser = _Parser(prog="hapticam",
                      description="Identify haptic models of real keys and switches, render them at 1 kHz, "
                                  "and verify the rendering against the real object.")
     parser.add_argument("--version", action="version", version=f"hapticam {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    bench_parser = sub.add_parser("bench", help="benchmarks (each runs its peer in the same run and reports ratios)",
-                                  description="Benchmarks that ship with hapticam.")
+    if argv is None:
+        bench = _bench_group(sub)
+        for module in COMMAND_MODULES:
+            _register(module, sub, bench)
+        return parser
+    command, benchmark = _wanted(argv)
+    for name, help_line, module in COMMANDS:
+        if name == "bench":
+            bench = _bench_group(sub)
+            for bench_name, bench_help, bench_module in BENCHES:
+                if command == "bench" and bench_name == benchmark:
+                    _register(bench_module, _Only(None), _Only(bench, bench_name))
+                else:
+                    bench.add_parser(bench_name, help=bench_help)
+        elif name == command:
+            _register(module, _Only(sub, name), _Only(None))
+        else:
+            sub.add_parser(name, help=help_line)
+    return parser
+
+
+def _bench_group(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """Add ``hapticam bench`` and return its subparsers, where each module adds its benchmarks."""
+    bench_parser = sub.add_parser("bench", help=BENCH_HELP, description="Benchmarks that ship with hapticam.")
     bench = bench_parser.add_subparsers(dest="bench", metavar="BENCH", parser_class=_Parser)
     bench_parser.set_defaults(func=lambda args: missing_subcommand(bench_parser.prog))
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub, bench)
-    return parser
+    return bench
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()

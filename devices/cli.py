@@ -23,11 +23,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hapticam.devices.excitations import EXCITATION_KINDS
 from hapticam.errors import UsageError
 from hapticam.fileio import check_output_file, json_safe, report_json
 
-_EXCITATIONS = EXCITATION_KINDS
+#: ``hapticam.devices.excitations.EXCITATION_KINDS``, named here so that building the command line imports
+#: no simulation code (numba, scipy); ``tests/test_cli_startup.py`` keeps the two the same
+EXCITATION_KINDS = ("sweep", "sine", "triangle", "multisine", "step", "spin-down", "turns")
 _SUFFIXES = (".csv", ".npz")
 
 
@@ -76,7 +77,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("target", nargs="?", metavar="TARGET", help="target name (see --list)")
     p.add_argument("--list", action="store_true", help="list the targets with one-line descriptions")
     p.add_argument("--params", action="store_true", help="print TARGET's parameters as JSON and exit")
-    p.add_argument("--excitation", choices=_EXCITATIONS, default="sweep",
+    p.add_argument("--excitation", choices=EXCITATION_KINDS, default="sweep",
                    help="commanded trajectory (default: sweep, seed 001's 1-4 Hz swept sine)")
     p.add_argument("--duration", type=_positive, metavar="S",
                    help="length in s (defaults: sweep 90, sine 10, triangle 4, multisine 20, step 9.4)")

@@ -11,11 +11,14 @@ from typing import Any
 from hapticam.errors import UsageError
 from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe, make_output_folder
 
+#: ``hapticam.identify.contact.fit.ESTIMATORS`` and ``LAWS``, named here so that building the command line
+#: imports no estimator (scipy); ``tests/test_cli_startup.py`` keeps them the same
+ESTIMATORS = ("rls", "ils", "ia", "kalman", "gls", "etfe", "oem", "eem", "gmle")
+LAWS = ("linear", "hunt-crossley")
+
 
 def register_contact(isub: argparse._SubParsersAction) -> None:
     """Add ``identify contact`` to the ``identify`` group."""
-    from hapticam.identify.contact.fit import ESTIMATORS, LAWS
-
     c = isub.add_parser(
         "contact", help="contact stiffness and damping, F = k x + b x' or Hunt-Crossley (seed 004)",
         description="Fit a contact model (a wall, a key's bottom-out, a rubber dome) to a capture of probe "

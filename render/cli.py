@@ -60,7 +60,9 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.set_defaults(func=_cmd_render)
 
     m = sub.add_parser("monitor", help="print live telemetry of a running render",
-                       description="Subscribe to a render's telemetry and print one line per batch.")
+                       description="Subscribe to a render's telemetry and print one line per batch (about 100 a "
+                                   "second); in a terminal, one status line rewritten ten times a second, with "
+                                   "each batch that carries safety events on a line of its own.")
     m.add_argument("address", nargs="?", default=DEFAULT_TELEMETRY, type=_address, help=f"default {DEFAULT_TELEMETRY}")
     m.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
     m.add_argument("--batches", type=int, default=None, help="stop after this many batches")
@@ -80,11 +82,6 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     b.add_argument("--device", choices=("phantom", "serial", "zmq"), default=None,
                    help="time a device adapter on its emulator beside the simulator (tick gap, round trip, lateness)")
     b.set_defaults(func=_cmd_bench)
-    from hapticam.render.soak import register_soak
-    from hapticam.render.recover import register_recover
-
-    register_soak(bench)
-    register_recover(sub)
 
 
 def _auth_options(p: argparse.ArgumentParser, what: str) -> None:

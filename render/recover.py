@@ -125,8 +125,8 @@ def recover_paths(paths: list[str], *, force: bool = False) -> tuple[list[Recove
     return done, removed
 
 
-def register_recover(sub: Any) -> None:
-    """Add ``hapticam recover`` to the command line's subcommands."""
+def register(sub: Any, bench: Any) -> None:
+    """Add ``hapticam recover`` to the command line's subcommands (``bench`` unused)."""
     p = sub.add_parser("recover", help="complete recordings a killed render left behind (*.partial)",
                        description="Complete each PATH (a NAME.csv.partial recording, or every stale one in a "
                                    "folder) into NAME.csv, valid up to its last flush; remove the temporary "

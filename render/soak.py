@@ -312,8 +312,8 @@ def format_soak(r: dict[str, Any]) -> str:
     ])
 
 
-def register_soak(bench: Any) -> None:
-    """Add ``hapticam bench soak`` to the bench group."""
+def register(sub: Any, bench: Any) -> None:
+    """Add ``hapticam bench soak`` to the bench group (``sub`` unused)."""
     b = bench.add_parser("soak", help="a long real-time render under control requests, telemetry and model swaps",
                          description=DESCRIPTION)
     b.add_argument("--minutes", type=float, default=30.0, help="how long to run (default 30)")

@@ -25,12 +25,13 @@ from hapticam.errors import UsageError
 from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe
 
 EXPERIMENTS = ("auto", "spin-down", "speeds")
+#: ``hapticam.identify.friction.product.LAWS``, named here so that building the command line imports no
+#: fitting code (scipy); ``tests/test_cli_startup.py`` keeps the two the same
+LAWS = ("coulomb-viscous", "stribeck", "lugre")
 
 
 def register_friction(isub: argparse._SubParsersAction) -> None:
     """Add ``identify friction`` to the ``identify`` group."""
-    from hapticam.identify.friction.product import LAWS
-
     f = isub.add_parser(
         "friction", help="friction law from spin-downs (angle only) or presses at several speeds",
         description="Fit a friction law (Coulomb-viscous, Stribeck as Brown & McPhee, LuGre) by least squares with "
@@ -61,8 +62,6 @@ MAX_INERTIA_KGM2 = 100.0
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    from hapticam.identify.friction.product import LAWS
-
     check_output_file("-o", args.output, MODEL_SUFFIXES, MODEL_HINT)
     if args.law not in LAWS:
         raise UsageError(f"--law {args.law}: unknown friction law; choose one of {', '.join(LAWS)}")
