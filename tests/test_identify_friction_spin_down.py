@@ -92,3 +92,17 @@ def test_detents_seen_through_the_derivative_filter_keep_their_amplitude():
     fit, _ = fit_spin_downs([cap], "stribeck", inertia=j, window_s=5e-3)
     assert fit.detents_per_rev == n
     assert fit.detent_amplitude()[0] == pytest.approx(a, rel=0.005)
+
+
+def test_the_command_line_fits_a_probed_spin_down_as_one(tmp_path, capsys):
+    import json
+
+    from hapticam.cli import main
+
+    capture = tmp_path / "spin.csv"
+    assert main(["probe", "knob", "--excitation", "spin-down", "-o", str(capture)]) == 0
+    capsys.readouterr()
+    assert main(["identify", "friction", str(capture), "-o", str(tmp_path / "f.yaml"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["experiment"] == "spin-down"
+    assert any("24 per revolution" in note for note in summary["notes"]), summary["notes"]

@@ -44,8 +44,8 @@ def register_friction(isub: argparse._SubParsersAction) -> None:
                    help="ls: least squares with standard errors (default); uas: seed 003's observer (not identified "
                         "friction: its adaptation law ignores the data)")
     f.add_argument("--experiment", choices=EXPERIMENTS, default="auto",
-                   help="spin-down or speeds (default: spin-down for angle-only captures or with --inertia / "
-                        "--added-inertia, else speeds)")
+                   help="spin-down or speeds (default: spin-down when the motion is one launch and a coast, for "
+                        "angle-only captures or with --inertia / --added-inertia, else speeds)")
     f.add_argument("--inertia", type=float, metavar="KGM2", help="the knob's moment of inertia J (kg m^2), if known")
     f.add_argument("--added-inertia", type=float, nargs="+", metavar="KGM2",
                    help="inertia added to each capture's knob (one per capture; J is then identified)")
@@ -87,8 +87,9 @@ def _load(args: argparse.Namespace) -> tuple[list[Any], str, str]:
         raise UsageError("the captures mix linear and rotary axes; fit one axis at a time")
     experiment = args.experiment
     if experiment == "auto":
-        angle_only = any(c.metadata.get("force_absent") for c in captures)
-        experiment = "spin-down" if angle_only or args.inertia is not None or args.added_inertia else "speeds"
+        from hapticam.identify.friction.experiment import detect_experiment
+
+        experiment = detect_experiment(captures, inertia_given=args.inertia is not None or bool(args.added_inertia))
     return captures, axes.pop(), experiment
 
 
