@@ -33,6 +33,7 @@ from hapticam.devices.users import User, make_user, position_user
 from hapticam.errors import ControlError, ModelValidationError, RenderError, UsageError
 from hapticam.models.base import CompiledModel, Model
 from hapticam.models.edit import set_path
+from hapticam.progress import compiling
 from hapticam.render.clock import request_realtime
 from hapticam.render.layout import (C_ALPHA_MAX, C_DF_MAX, C_DT, C_F_MAX, C_MAX_TICKS, C_OVERRUN_TICKS,
                                     C_PASSIVITY, C_PERIOD_NS, C_PO_VMIN, C_PROXY_B, C_PROXY_K, C_PROXY_M,
@@ -53,6 +54,10 @@ REALTIME_HINT = ("the servo thread runs with normal priority ({scheduling}), so 
                  "'sudo setcap cap_sys_nice+ep' on the Python interpreter (CAP_SYS_NICE).")
 MIN_RATE_HZ = 100.0
 MAX_RATE_HZ = 10_000.0
+#: a first run's compilation (s, one core) of the model kernels and of the servo loop around them: said
+#: while it runs (:mod:`hapticam.progress`)
+MODEL_COMPILE_S = 20.0
+SERVO_COMPILE_S = 10.0
 #: A model whose inertia (N per m/s^2) is below this is rendered without a proxy.
 MIN_PROXY_MASS_KG = 1e-6
 #: ``proxy="auto"`` renders inertia only from this fraction of the device's own apparent mass up.
@@ -153,7 +158,8 @@ class ServoLoop:
         self.clock = "simulated"
         self.model: Model | CompiledModel = model
         self._fill_cfg()
-        self._install(model, int(self.ctl[K_SLOT]))
+        with compiling("the model kernels", MODEL_COMPILE_S):       # on first use
+            self._install(model, int(self.ctl[K_SLOT]))
         log_event(self.ctl, self.events, 0, EV_RAMP, 0.0)  # forces ramp in from t = 0
 
     # -- setup ------------------------------------------------------------------------------------------
@@ -298,8 +304,9 @@ class ServoLoop:
         parts = []
         remaining = n_ticks
         while remaining > 0 and self.ctl[K_STOP] == 0:
-            ran = self.kernels.run_sim(min(chunk, remaining), self.io, self.cfg, self.ctl, self.srv, self.pbuf,
-                                       self.sbuf, self.ring, self.events, dstate)
+            with compiling("the servo loop", SERVO_COMPILE_S):     # on the first call
+                ran = self.kernels.run_sim(min(chunk, remaining), self.io, self.cfg, self.ctl, self.srv,
+                                           self.pbuf, self.sbuf, self.ring, self.events, dstate)
             remaining -= ran
             first, rows = reader.read()
             parts.append(rows)
@@ -325,11 +332,12 @@ class ServoLoop:
         self._started = threading.Event()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._thread_main, name="hapticam-servo", daemon=True)
-        self._thread.start()
-        if not self._started.wait(startup_timeout_s):
-            raise RenderError("the servo thread did not start")
-        while self.ctl[K_RUNNING] == 0 and self._thread.is_alive():
-            time.sleep(1e-3)  # compiling on first use; the first deadline is set after
+        with compiling("the servo loop", SERVO_COMPILE_S):         # in the servo thread, on first use
+            self._thread.start()
+            if not self._started.wait(startup_timeout_s):
+                raise RenderError("the servo thread did not start")
+            while self.ctl[K_RUNNING] == 0 and self._thread.is_alive():
+                time.sleep(1e-3)  # compiling on first use; the first deadline is set after
 
     def _thread_main(self) -> None:
         # An externally clocked device (a haptic arm's vendor scheduler) calls the compiled tick itself;
