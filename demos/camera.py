@@ -12,8 +12,16 @@ For a simulated target (default: the tactile keyswitch) the pipeline
    testers do) -> ``probe-triangle.csv``, and verifies the model against it -> ``verify.png``,
    ``verify.json``.
 
-With ``capture=FILE`` (a real capture, e.g. one of the switch curves) steps 1 and 4 use that file:
-identify from it, then verify against the same capture (quasi-static replay).
+With ``capture=FILE`` (a real capture, e.g. one of the switch curves) steps 1 and 4 use that file: part of
+it is held out as ``hapticam identify impedance`` holds a part out (:mod:`hapticam.demos.capture_split`:
+the last press/release cycle, or every fifth sample of a single stroke), the model is identified from the
+rest and verified against the held-out part (quasi-static replay). A capture that cannot be split is
+identified and verified whole, and the verdict and the JSON say that it is a training fit. A capture whose
+force never changes is refused before anything is written. A run that fails removes what it wrote (and
+the output folder, if it made it).
+
+Each stage says on standard error what it is doing while it runs, and what it compiles on a first run
+(:mod:`hapticam.progress`; only in a terminal).
 """
 
 from __future__ import annotations
@@ -23,12 +31,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from hapticam.errors import UsageError
+from hapticam.errors import IdentificationError, UsageError
 from hapticam.fileio import make_output_folder
+from hapticam.progress import step
 
 #: targets whose dynamics (a hammer in flight) a segmented impedance model cannot hold: identify hybrid-key
 HYBRID_TARGETS = ("piano-key", "hybrid-key")
 DEFAULT_TARGET = "tactile-switch"
+#: a first run's compilation (s, one core) of the simulated probe and of the estimators
+PROBE_COMPILE_S = 30.0
+IDENTIFY_COMPILE_S = 15.0
 
 
 @dataclass
@@ -58,24 +70,50 @@ def _probe_capture(target_name: str, kind: str, seed: int, duration_s: float | N
 def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None = None,
                out_dir: str | Path = "hapticam-demo", sweep_s: float = 90.0, seed: int = 0,
                say: Callable[[str], None] = print) -> CameraRun:
-    """Run the four stages (module notes), writing every artefact into ``out_dir``; return the numbers."""
+    """Run the four stages (module notes), writing every artefact into ``out_dir``; return the numbers.
+    A stage that raises leaves nothing behind: its run's files are removed, and ``out_dir`` if made here."""
+    capture = None
     if capture_path is None:
         from hapticam.devices.targets import get_target
 
         if getattr(get_target(target), "axis", "linear") == "rotary":
             raise UsageError(f"--target {target}: a rotary target (angles, torques); the demo identifies keys "
                              "pressed along a line (a knob: hapticam probe, then hapticam identify friction)")
+    else:
+        capture = _read_capture(capture_path)
     out = Path(out_dir)
-    make_output_folder("--out", out)
+    created = make_output_folder("--out", out)
     result = CameraRun(out_dir=out)
-
-    if capture_path is None and target in HYBRID_TARGETS:
-        return _run_hybrid(result, out, target, seed, say)
-    training = _stage_probe(result, out, target, capture_path, sweep_s, seed, say)
-    fit = _stage_identify(result, out, training, say)
-    _stage_render(result, out, fit, seed, say)
-    _stage_verify(result, out, target, training, fit, capture_path, seed, say)
+    try:
+        if capture is None and target in HYBRID_TARGETS:
+            return _run_hybrid(result, out, target, seed, say)
+        split = _stage_probe(result, out, target, capture, sweep_s, seed, say)
+        fit, split = _stage_identify(result, out, split, say)
+        _stage_render(result, out, fit, seed, say)
+        _stage_verify(result, out, target, split, fit, seed, say)
+    except BaseException:
+        _remove_outputs(result, created)
+        raise
     return result
+
+
+def _read_capture(path: str | Path) -> Any:
+    """The real capture, refused before anything is written when its force never changes."""
+    from hapticam.capture_io import load_capture
+    from hapticam.demos.capture_split import check_force_changes
+
+    with step(f"reading {path}"):
+        capture = load_capture(path)
+    check_force_changes(capture)
+    return capture
+
+
+def _remove_outputs(result: CameraRun, created: bool) -> None:
+    """Remove the files this run wrote, and its output folder when this run made it and it is empty."""
+    for path in result.files.values():
+        path.unlink(missing_ok=True)
+    if created and result.out_dir.is_dir() and not any(result.out_dir.iterdir()):
+        result.out_dir.rmdir()
 
 
 def _run_hybrid(result: CameraRun, out: Path, target: str, seed: int, say: Callable[[str], None]) -> CameraRun:
@@ -90,44 +128,61 @@ def _run_hybrid(result: CameraRun, out: Path, target: str, seed: int, say: Calla
         return result
     fit = SimpleNamespace(model=model)
     _stage_render(result, out, fit, seed, say)
-    _stage_verify(result, out, target, None, fit, None, seed, say)
+    _stage_verify(result, out, target, None, fit, seed, say)
     return result
 
 
-def _stage_probe(result: CameraRun, out: Path, target: str, capture_path: str | Path | None, sweep_s: float,
+def _stage_probe(result: CameraRun, out: Path, target: str, capture: Any, sweep_s: float,
                  seed: int, say: Callable[[str], None]) -> Any:
-    """1. probe the simulated target with a swept sine (or load the real capture)."""
-    from hapticam.capture_io import load_capture, save_capture
+    """1. probe the simulated target with a swept sine (or split the real capture); return the
+    :class:`~hapticam.demos.capture_split.Split` (no held-out part for a simulated target: it is probed
+    again in stage 4)."""
+    from hapticam.capture_io import save_capture
+    from hapticam.demos.capture_split import Split, split_capture
 
     t0 = time.perf_counter()
-    if capture_path is not None:
-        training = load_capture(capture_path)
-        source = str(capture_path)
-        result.stages["probe"] = {"capture": source, "samples": training.n,
-                                  "dropouts": int(training.dropouts.size)}
-        say(f"[1/4] capture   {source}: {training.n} samples, {training.dropouts.size} dropouts excluded")
-    else:
+    if capture is not None:
+        with step("[1/4] holding part of the capture out"):
+            split = split_capture(capture)
+        result.stages["probe"] = {"capture": capture.name, "samples": capture.n,
+                                  "dropouts": int(capture.dropouts.size),
+                                  "held_out": split.how, "not_split": split.reason or None}
+        part = (f"held out {split.how}" if split.how else f"not split ({split.reason})")
+        say(f"[1/4] capture   {capture.name}: {capture.n} samples, {capture.dropouts.size} dropouts excluded, "
+            f"{part}")
+        return split
+    with step(f"[1/4] probing {target} with a {sweep_s:g} s swept sine", compiles="the simulated probe",
+              about_s=PROBE_COMPILE_S):
         training = _probe_capture(target, "sweep", seed, sweep_s)
-        result.files["probe"] = out / "probe-sweep.csv"
-        save_capture(result.files["probe"], training)
-        result.stages["probe"] = {"target": target, "excitation": "swept sine 1-4 Hz (seed 001)",
-                                  "duration_s": float(training.t_s[-1]), "samples": training.n,
-                                  "sample_rate_hz": round(training.sample_rate_hz, 3),
-                                  "seconds": round(time.perf_counter() - t0, 2)}
-        say(f"[1/4] probe     {target}: swept sine 1-4 Hz, {training.t_s[-1]:.0f} s at "
-            f"{training.sample_rate_hz:.0f} Hz -> {result.files['probe']}")
+        save_capture(out / "probe-sweep.csv", training)
+        result.files["probe"] = out / "probe-sweep.csv"     # a file is listed once written (removed on failure)
+    result.stages["probe"] = {"target": target, "excitation": "swept sine 1-4 Hz (seed 001)",
+                              "duration_s": float(training.t_s[-1]), "samples": training.n,
+                              "sample_rate_hz": round(training.sample_rate_hz, 3),
+                              "seconds": round(time.perf_counter() - t0, 2)}
+    say(f"[1/4] probe     {target}: swept sine 1-4 Hz, {training.t_s[-1]:.0f} s at "
+        f"{training.sample_rate_hz:.0f} Hz -> {result.files['probe']}")
+    return Split(training, None, "a triangular press probed apart", source=None)
 
-    return training
 
-
-def _stage_identify(result: CameraRun, out: Path, training: Any, say: Callable[[str], None]) -> Any:
-    """2. identify a segmented impedance model (passive) and write it."""
+def _stage_identify(result: CameraRun, out: Path, split: Any, say: Callable[[str], None]) -> tuple[Any, Any]:
+    """2. identify a segmented impedance model (passive) and write it; return the fit and the split it
+    holds to (the whole capture, a training fit, when its training part cannot be identified)."""
+    from hapticam.demos.capture_split import unsplit
     from hapticam.identify.impedance_fit import identify_impedance
 
     t0 = time.perf_counter()
-    fit = identify_impedance(training)
-    result.files["model"] = out / "model.yaml"
-    fit.save(result.files["model"])
+    with step("[2/4] identifying a segmented impedance model (EWLS, passive fit)", compiles="the estimators",
+              about_s=IDENTIFY_COMPILE_S):
+        try:
+            fit = identify_impedance(split.training)
+        except IdentificationError as exc:
+            if split.source is None or split.is_training_fit:
+                raise
+            split = unsplit(split.source, f"its training part could not be identified ({exc})")
+            fit = identify_impedance(split.training)
+        fit.save(out / "model.yaml")
+        result.files["model"] = out / "model.yaml"
     segments = {d: int(len(getattr(fit.model, t).breakpoints_m) - 1) for d, t in (("press", "press"),
                                                                                   ("release", "release"))}
     fixed = sorted(k for k, ok in fit.identifiable.items() if not ok)
@@ -136,8 +191,7 @@ def _stage_identify(result: CameraRun, out: Path, training: Any, say: Callable[[
     say(f"[2/4] identify  EWLS (lambda 0.999), {segments['press']} + {segments['release']} segments, "
         f"training fit {fit.summary.get('fit_percent', float('nan')):.2f} %"
         + (f", not identifiable: {', '.join(fixed)} (fixed)" if fixed else "") + f" -> {result.files['model']}")
-
-    return fit
+    return fit, split
 
 
 def _stage_render(result: CameraRun, out: Path, fit: Any, seed: int, say: Callable[[str], None]) -> None:
@@ -147,51 +201,68 @@ def _stage_render(result: CameraRun, out: Path, fit: Any, seed: int, say: Callab
     from hapticam.render.loop import run_simulated
 
     t0 = time.perf_counter()
-    rendered = run_simulated(fit.model, user="press", rate_hz=1000.0, duration_s=1.5, seed=seed)
-    result.files["render"] = out / "render.csv"
-    save_capture(result.files["render"], Capture.from_arrays(
-        rendered.t_s, rendered.x_m, rendered.force_N, rendered.v_mps, name="render",
-        metadata={"source": "hapticam render (simulated device, scripted press)", "model": str(result.files["model"])}))
-    stats = rendered.stats
+    with step("[3/4] rendering a scripted press in the servo loop (simulated device and clock)"):
+        rendered = run_simulated(fit.model, user="press", rate_hz=1000.0, duration_s=1.5, seed=seed)
+        save_capture(out / "render.csv", Capture.from_arrays(
+            rendered.t_s, rendered.x_m, rendered.force_N, rendered.v_mps, name="render",
+            metadata={"source": "hapticam render (simulated device, scripted press)",
+                      "model": str(result.files["model"])}))
+        result.files["render"] = out / "render.csv"
+    events = sorted({e.name for e in rendered.events})
     result.stages["render"] = {"ticks": int(rendered.t_s.size), "rate_hz": 1000.0,
-                               "peak_force_N": float(abs(rendered.force_N).max()),
-                               "safety_events": sorted({e.name for e in rendered.events}),
-                               "seconds": round(time.perf_counter() - t0, 2), "stats": stats.to_dict()}
+                               "peak_force_N": float(abs(rendered.force_N).max()), "safety_events": events,
+                               "seconds": round(time.perf_counter() - t0, 2), "stats": rendered.stats.to_dict()}
     say(f"[3/4] render    {rendered.t_s.size} ticks at 1 kHz (simulated clock), peak force "
-        f"{abs(rendered.force_N).max():.3f} N, safety: "
-        + (", ".join(sorted({e.name for e in rendered.events})) or "no interventions")
-        + f" -> {result.files['render']}")
+        f"{abs(rendered.force_N).max():.3f} N, safety: {', '.join(events) or 'no interventions'} "
+        f"-> {result.files['render']}")
 
 
-
-def _stage_verify(result: CameraRun, out: Path, target: str, training: Any, fit: Any,
-                  capture_path: str | Path | None, seed: int, say: Callable[[str], None]) -> None:
-    """4. verify against a held-out probing (or the same real capture) and write the report."""
+def _stage_verify(result: CameraRun, out: Path, target: str, split: Any, fit: Any, seed: int,
+                  say: Callable[[str], None]) -> None:
+    """4. verify against a held-out probing, the held-out part of the real capture, or (a capture that
+    could not be split) the capture itself, and write the report."""
     from hapticam.capture_io import save_capture
     from hapticam.render.verify import verify
     from hapticam.render.verify.report import write_figure, write_json
 
     t0 = time.perf_counter()
-    if capture_path is not None:
-        held_out = training
+    training_fit = split is not None and split.is_training_fit
+    if split is not None and split.held_out is not None:
+        what = (f"the capture it was fitted on (a training fit: not split, {split.reason})" if training_fit
+                else f"the held-out part of the capture ({split.how})")
     else:
-        held_out = _probe_capture(target, "triangle", seed + 1)
-        result.files["held_out"] = out / "probe-triangle.csv"
-        save_capture(result.files["held_out"], held_out)
-    check = verify(fit.model, held_out, model_name=str(result.files["model"]))
-    result.files["report_png"] = out / "verify.png"
-    result.files["report_json"] = out / "verify.json"
-    write_json(result.files["report_json"], check.to_dict())
-    write_figure(result.files["report_png"], check)
+        what = "a held-out triangular press"
+    with step(f"[4/4] verifying against {what}"):
+        if split is not None and split.held_out is not None:
+            held_out = split.held_out
+        else:
+            held_out = _probe_capture(target, "triangle", seed + 1)
+            save_capture(out / "probe-triangle.csv", held_out)
+            result.files["held_out"] = out / "probe-triangle.csv"
+        check = verify(fit.model, held_out, model_name=str(result.files["model"]))
+        write_json(out / "verify.json", check.to_dict())
+        result.files["report_json"] = out / "verify.json"
+        write_figure(out / "verify.png", check)
+        result.files["report_png"] = out / "verify.png"
     result.passed = check.passed
-    result.stages["verify"] = {"fit_percent": check.fit_percent, "rms_N": check.rms_N,
+    result.stages["verify"] = {"against": "training" if training_fit else "held-out", "training_fit": training_fit,
+                               "data": what, "fit_percent": check.fit_percent, "rms_N": check.rms_N,
                                "max_error_N": check.max_error_N, "noticeable": check.features.noticeable,
-                               "passed": check.passed, "passive": check.passive, "seconds": round(time.perf_counter() - t0, 2)}
-    what = "the same capture" if capture_path is not None else "a held-out triangular press"
+                               "passed": check.passed, "passive": check.passive,
+                               "seconds": round(time.perf_counter() - t0, 2)}
     say(f"[4/4] verify    against {what}: fit {check.fit_percent:.2f} %, RMS {check.rms_N * 1e3:.1f} mN, "
         f"max {check.max_error_N * 1e3:.0f} mN, passive {'yes' if check.passive else 'NO'} "
         f"-> {result.files['report_png']}")
     for verdict in check.features.verdicts:
         say(f"              {verdict.name:<30} {'a user could feel the difference' if verdict.noticeable else 'same'}")
-    say(f"verdict: {'PASS: the rendering feels like the object' if check.passed else 'FAIL: ' + '; '.join(check.failures)}")
+    say("verdict: " + _verdict(check, training_fit))
     say(f"everything is in {out}/")
+
+
+def _verdict(check: Any, training_fit: bool) -> str:
+    if not check.passed:
+        return "FAIL: " + "; ".join(check.failures) + (" (on the training data itself)" if training_fit else "")
+    if training_fit:
+        return ("PASS on the training data only: a training fit, not a validation (the capture could not be "
+                "split; probe two or more press/release cycles to validate)")
+    return "PASS: the rendering feels like the object"

@@ -4,7 +4,8 @@ A segmented impedance model cannot hold a hammer's flight, so for the piano-like
 the excitations the hybrid key's identification needs (:mod:`hapticam.identify.hybrid.key_fit`), at
 10 kHz: a slow press and release past let-off onto the keybed, strokes at graded speeds, an oscillation
 below let-off and a swept sine; identifies the ``hybrid-key`` model (coupled to the handle for the
-simulated device at 1 kHz) and verifies it against a held-out slow press and release.
+simulated device at 1 kHz) and verifies it against a held-out slow press and release. Each stage says on
+standard error what it is doing (:mod:`hapticam.progress`, in a terminal only).
 """
 
 from __future__ import annotations
@@ -14,8 +15,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hapticam.errors import IdentificationError
+from hapticam.progress import bar, compiling, step
 
 RATE_HZ = 10_000.0
+#: a first run's compilation (s, one core) of the simulated probe and of the hybrid key's identification
+PROBE_COMPILE_S = 30.0
+HYBRID_COMPILE_S = 30.0
 
 
 def _excitations(target: Any) -> list[tuple[str, Any]]:
@@ -44,12 +49,16 @@ def probe_and_identify(result: Any, out: Path, target_name: str, seed: int, say:
     t0 = time.perf_counter()
     target = get_target(target_name)
     caps = []
-    for name, exc in _excitations(target):
-        cap = probe(target, exc, sample_rate_hz=RATE_HZ, seed=seed)
-        path = out / f"probe-{name}.csv"
-        save_capture(path, cap)
-        result.files[f"probe_{name}"] = path
-        caps.append((name, cap.t_s, cap.x_m, cap.f_N, exc.metadata()["kind"]))
+    excitations = _excitations(target)
+    with bar(len(excitations), desc=f"[1/4] probing {target_name}", unit="excitation") as progress, \
+            compiling("the simulated probe", PROBE_COMPILE_S):
+        for name, exc in excitations:
+            cap = probe(target, exc, sample_rate_hz=RATE_HZ, seed=seed)
+            path = out / f"probe-{name}.csv"
+            save_capture(path, cap)
+            result.files[f"probe_{name}"] = path
+            caps.append((name, cap.t_s, cap.x_m, cap.f_N, exc.metadata()["kind"]))
+            progress.update(1)
     result.stages["probe"] = {"target": target_name, "excitations": [c[0] for c in caps], "sample_rate_hz": RATE_HZ,
                               "seconds": round(time.perf_counter() - t0, 2)}
     say(f"[1/4] probe     {target_name}: slow press, graded strokes, oscillation below let-off, sweep at "
@@ -57,7 +66,9 @@ def probe_and_identify(result: Any, out: Path, target_name: str, seed: int, say:
     t0 = time.perf_counter()
     tip = getattr(target, "pad_Npm", None)
     try:
-        fit = identify_hybrid_key(caps, probe_tip=None if tip is None else (tip, getattr(target, "pad_Nspm", 0.0)))
+        with step("[2/4] identifying the hybrid key (key, hammer, let-off, keybed)", compiles="the hybrid key",
+                  about_s=HYBRID_COMPILE_S):
+            fit = identify_hybrid_key(caps, probe_tip=None if tip is None else (tip, getattr(target, "pad_Nspm", 0.0)))
     except IdentificationError as exc:
         result.stages["identify"] = {"method": "hybrid-key", "error": str(exc)}
         say(f"[2/4] identify  hybrid-key: {exc}")
@@ -66,11 +77,11 @@ def probe_and_identify(result: Any, out: Path, target_name: str, seed: int, say:
     kc, bc = coupling_for_device(2.0, 1000.0, v["key_mass_kg"] + v["lever_ratio"] ** 2 * v["hammer_mass_kg"])
     model = with_extras(to_model(v, (kc, bc)), fit.extra,
                         friction_width(fit.extra.get("friction_N", 0.0), SimParams().handle_mass_kg, 1000.0))
-    result.files["model"] = out / "model.yaml"
     uncertainty = fit.uncertainty() if not fit.extra else {"hybrid-key": fit.uncertainty()}
-    save_model(result.files["model"], model, uncertainty=uncertainty,
+    save_model(out / "model.yaml", model, uncertainty=uncertainty,
                provenance=make_provenance("hybrid-key", notes=[f"fixed {k}: {w}" for k, w in fit.fixed.items()]
                                           + fit.notes))
+    result.files["model"] = out / "model.yaml"
     result.stages["identify"] = {"method": "hybrid-key", "roles": fit.roles, "fixed": sorted(fit.fixed),
                                  "beside_the_key": dict(fit.extra),
                                  "fit_percent_100Hz": fit.fit_percent, "seconds": round(time.perf_counter() - t0, 2)}

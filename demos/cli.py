@@ -17,12 +17,15 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
         description="Run the haptic camera end to end on the built-in simulator: probe a simulated target "
                     "with a swept sine, identify a segmented impedance model, render it in the servo loop, "
                     "and verify it against a held-out probing. Writes the captures, the model file and the "
-                    "verification report into --out. Exit 0 when the verification passes, 1 when not.")
+                    "verification report into --out. Exit 0 when the verification passes, 1 when not. In a "
+                    "terminal each stage says on stderr what it is doing (and, on a first run, what it compiles).")
     p.add_argument("--target", default=None, help="simulated target (default tactile-switch; see 'hapticam probe --list')")
     p.add_argument("--capture", metavar="FILE", default=None,
-                   help="use a real capture instead of probing a simulated target (identify from it, verify "
-                        "against it), e.g. a file of tests/data/switch_curves in the repository")
-    p.add_argument("--out", metavar="DIR", default="hapticam-demo", help="output folder (default ./hapticam-demo)")
+                   help="use a real capture instead of probing a simulated target: identify from part of it and "
+                        "verify against the part held out (its last press/release cycle, or every fifth sample "
+                        "of a single stroke), e.g. a file of tests/data/switch_curves in the repository")
+    p.add_argument("-o", "--out", metavar="DIR", default="hapticam-demo",
+                   help="output folder (default ./hapticam-demo)")
     p.add_argument("--sweep-seconds", type=float, default=90.0, help="swept-sine duration in s (default 90, seed 001)")
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed of the simulated sensors (default 0)")
     p.add_argument("--json", action="store_true",
