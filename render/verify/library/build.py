@@ -12,7 +12,9 @@ results as they complete.
   made it, and the index (``index.json``, ``index.html``) last, by the main process, from the entries.
 - **Failures do not stop the batch**: a capture that fails is recorded with its reason.
 - **Progress**: a bar with counts of done, failed and skipped (tqdm; off when stderr is not a terminal or
-  with ``quiet``).
+  with ``quiet``). On local processes the first capture is built in this process before the pool starts,
+  saying so (and, on a first run, that it compiles the kernels, :mod:`hapticam.progress`): the workers
+  then load the compiled kernels from numba's cache instead of each compiling them behind a bar at 0.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, Iterable
 
 from hapticam.errors import DependencyMissingError, UsageError
 from hapticam.fileio import make_output_folder
+from hapticam.progress import bar, step
 from hapticam.render.verify.library.catalogue import write_index
 from hapticam.render.verify.library.entry import entry_key, process_capture, read_entry
 
@@ -87,27 +90,41 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
             report.skipped += 1
         else:
             todo.append(path)
-    bar = _progress(len(captures), report, quiet)
     try:
         with executor as (submit, as_completed):
-            futures = [submit(process_capture, str(p), str(library), settings) for p in todo]
-            for fut in as_completed(futures):
-                entry = fut.result()
-                if entry.get("status") == "ok":
-                    report.done += 1
-                else:
-                    report.failed += 1
-                    report.failures.append((entry.get("source", "?"), entry.get("reason", "")))
-                bar.update(1)
-                bar.set_postfix(done=report.done, failed=report.failed, skipped=report.skipped)
+            if todo and not executor.dask:          # a cluster's workers compile for themselves
+                with step(f"library: building the first entry ({todo[0].name}) in this process",
+                          compiles="the fitting and verification kernels", about_s=FIRST_ENTRY_COMPILE_S,
+                          quiet=quiet):
+                    _tally(report, process_capture(str(todo[0]), str(library), settings))
+                todo = todo[1:]
+            with _progress(len(captures), report, quiet) as progress:
+                futures = [submit(process_capture, str(p), str(library), settings) for p in todo]
+                progress.set_postfix(done=report.done, failed=report.failed, skipped=report.skipped)
+                if futures and executor.pooled:
+                    progress.set_postfix_str(executor.waiting(len(futures)))
+                for fut in as_completed(futures):
+                    _tally(report, fut.result())
+                    progress.update(1)
+                    progress.set_postfix(done=report.done, failed=report.failed, skipped=report.skipped)
     except BaseException:
         if created and library.is_dir() and not any(library.iterdir()):
             library.rmdir()                           # nothing was written (no scheduler): no empty library left
         raise
-    finally:
-        bar.close()
     report.entries = write_index(library)
     return report
+
+
+#: a first run's compilation (s, one core) of what building one entry runs: identification, verification
+FIRST_ENTRY_COMPILE_S = 40.0
+
+
+def _tally(report: BuildReport, entry: dict[str, Any]) -> None:
+    if entry.get("status") == "ok":
+        report.done += 1
+    else:
+        report.failed += 1
+        report.failures.append((entry.get("source", "?"), entry.get("reason", "")))
 
 
 #: most worker processes a build starts (a worker per core is what helps; thousands only exhaust memory)
@@ -128,6 +145,17 @@ class _executor:
         self.dask = dask
         self._pool: Any = None
 
+    @property
+    def pooled(self) -> bool:
+        """Whether the work goes to other processes (a local pool or a cluster)."""
+        return bool(self.dask) or self.jobs > 1
+
+    def waiting(self, tasks: int) -> str:
+        """What the bar says until the first of ``tasks`` captures handed out comes back."""
+        if self.dask:
+            return "waiting for the cluster's first result"
+        return f"starting {min(self.jobs, tasks)} worker processes"
+
     def __enter__(self) -> tuple[Any, Any]:
         if self.dask:
             try:
@@ -135,7 +163,8 @@ class _executor:
             except ImportError as exc:
                 raise DependencyMissingError("--dask needs dask.distributed (pip install 'hapticam[dask]')") from exc
             try:
-                self._pool = Client(self.dask, timeout="10s")
+                with step(f"library: connecting to the Dask scheduler at {self.dask}"):
+                    self._pool = Client(self.dask, timeout="10s")
             except (OSError, TimeoutError, ValueError) as exc:
                 raise UsageError(f"--dask {self.dask}: cannot reach the scheduler ({exc})") from exc
             return self._pool.submit, as_completed
@@ -163,9 +192,7 @@ class _InlineFuture:
 
 
 def _progress(total: int, report: BuildReport, quiet: bool) -> Any:
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, initial=report.skipped, unit="capture", desc="library",
-               disable=quiet or None, dynamic_ncols=True)   # None: on only when stderr is a terminal
-    bar.set_postfix(done=0, failed=0, skipped=report.skipped)
-    return bar
+    """The build's bar (a context): captures done, failed and skipped, from those already counted."""
+    progress = bar(total, initial=report.skipped + report.done + report.failed, unit="capture", desc="library",
+                   leave=True, quiet=quiet)
+    return progress
