@@ -10,6 +10,7 @@ model-swap slot and the stop flag, so nothing a client sends bypasses the safety
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
@@ -20,6 +21,7 @@ import numpy as np
 import zmq
 
 from hapticam.errors import ControlError
+from hapticam.progress import StatusLine, shown
 from hapticam.render.control import COMMANDS, ControlServer, request  # noqa: F401  (public here too)
 from hapticam.render.endpoints import Auth, ServerSecurity, require_loopback, secure_client
 from hapticam.render.layout import R_F, R_FCMD, R_FLAGS, R_LATE, R_T, R_V, R_X
@@ -127,10 +129,70 @@ class TelemetryPublisher:
         self.socket.close()
 
 
+#: how often (s) the monitor rewrites its status line in a terminal (batches arrive ~100 times a second)
+MONITOR_REFRESH_S = 0.1
+MONITOR_HEADER = "seq      tick0   n    t_s       x_mm     force_N   flags   late_max_us  events"
+
+
+class MonitorPrinter:
+    """The monitor's rows: in a terminal one status line rewritten at most every ``refresh_s`` (cut to the
+    terminal's width), a batch with safety events written whole on a line of its own above it; elsewhere
+    (a pipe, a file) one line per batch."""
+
+    def __init__(self, out: TextIO, refresh_s: float = MONITOR_REFRESH_S, waiting: str = "") -> None:
+        self.out = out
+        self.live = StatusLine(out) if shown(out) else None
+        self.refresh_s = refresh_s
+        self._drawn_at = -math.inf
+        self._pending: str | None = None
+        self._rows = False
+        out.write(MONITOR_HEADER + "\n")
+        out.flush()
+        if self.live is not None and waiting:
+            self.live.show(waiting)                # until the first batch
+
+    def row(self, text: str, events: bool) -> None:
+        self._rows = True
+        if self.live is None or events:
+            if self.live is not None:
+                self.live.clear()                  # the row stands whole, above the status line
+                self._pending, self._drawn_at = None, -math.inf
+            self.out.write(text + "\n")
+            self.out.flush()
+            return
+        self._pending = text
+        now = time.monotonic()
+        if now - self._drawn_at >= self.refresh_s:
+            self._draw(now)
+
+    def close(self) -> None:
+        """Show the last row and end the status line (blank it when no batch came)."""
+        if self.live is not None and not self._rows:
+            self.live.clear()
+        elif self.live is not None:
+            self._draw(time.monotonic())
+            self.live.keep()
+
+    def _draw(self, now: float) -> None:
+        if self._pending is not None:
+            self.live.show(self._pending)
+            self._pending = None
+        self._drawn_at = now
+
+
+def monitor_row(msg: dict[str, Any]) -> str:
+    """One batch's line: its last tick's time, position, force and flags, the worst lateness, the events."""
+    ev = ",".join(e["event"] for e in msg.get("events", []))
+    return (f"{msg['seq']:<8d} {msg['tick0']:<7d} {msg['n']:<4d} {msg['t_s'][-1]:<9.3f} "
+            f"{msg['x_m'][-1] * 1e3:<8.4f} {msg['force_N'][-1]:<9.4f} {msg['flags'][-1]:<7d} "
+            f"{max(msg['lateness_us']):<12.1f} {ev}").rstrip()
+
+
 def monitor(address: str, duration_s: float | None = None, batches: int | None = None,
             out: TextIO = sys.stdout, context: zmq.Context | None = None, auth: Auth | None = None) -> dict[str, int]:
-    """Subscribe to telemetry at ``address`` and print one line per batch; returns counters
-    (``batches``, ``ticks``, ``gaps``: ticks missing between consecutive batches)."""
+    """Subscribe to telemetry at ``address`` and print each batch (:class:`MonitorPrinter`: one line per
+    batch, or in a terminal one status line); returns counters (``batches``, ``ticks``, ``gaps``: ticks
+    missing between consecutive batches)."""
     ctx = context or zmq.Context.instance()
     sock = ctx.socket(zmq.SUB)
     sock.setsockopt(zmq.LINGER, 0)
@@ -141,7 +203,7 @@ def monitor(address: str, duration_s: float | None = None, batches: int | None =
     end = None if duration_s is None else time.monotonic() + duration_s
     counts = {"batches": 0, "ticks": 0, "gaps": 0}
     next_tick = None
-    out.write("seq      tick0   n    t_s       x_mm     force_N   flags   late_max_us  events\n")
+    printer = MonitorPrinter(out, waiting=f"waiting for telemetry from {address}")
     try:
         while (end is None or time.monotonic() < end) and (batches is None or counts["batches"] < batches):
             try:
@@ -155,11 +217,8 @@ def monitor(address: str, duration_s: float | None = None, batches: int | None =
             next_tick = msg["tick0"] + msg["n"]
             counts["batches"] += 1
             counts["ticks"] += msg["n"]
-            ev = ",".join(e["event"] for e in msg.get("events", []))
-            out.write(f"{msg['seq']:<8d} {msg['tick0']:<7d} {msg['n']:<4d} {msg['t_s'][-1]:<9.3f} "
-                      f"{msg['x_m'][-1] * 1e3:<8.4f} {msg['force_N'][-1]:<9.4f} {msg['flags'][-1]:<7d} "
-                      f"{max(msg['lateness_us']):<12.1f} {ev}\n")
-            out.flush()
+            printer.row(monitor_row(msg), bool(msg.get("events")))
     finally:
+        printer.close()
         sock.close()
     return counts
