@@ -81,8 +81,9 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                    help="also draw the pipeline's time and fit per capture")
     b.add_argument("--samples", type=int, default=360_000, help="samples (default 360000)")
     b.add_argument("--repeat", type=int, default=3, help="timing repeats, best kept (default 3)")
-    b.add_argument("--captures", metavar="DIR", default=None,
-                   help="folder of captures to time the whole pipeline on (default: the repository's switch captures)")
+    b.add_argument("--captures", metavar="PATH", nargs="+", default=None,
+                   help="capture files or folders to time the whole pipeline on (default: the repository's switch "
+                        "captures, or from an installed wheel slow presses made from the bundled example models)")
     b.set_defaults(func=_cmd_bench)
 
 
@@ -233,9 +234,7 @@ def _add_bottom_out(fit: Any, bottom: Any, summary: dict[str, Any]) -> None:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from hapticam.identify.bench import DEFAULT_CAPTURES, format_table, run_bench, run_pipeline_bench
+    from hapticam.identify.bench import format_table, run_identify_bench
 
     if not 1000 <= args.samples <= MAX_BENCH_SAMPLES:    # about 300 bytes a sample across the peers
         raise UsageError(f"--samples must be from 1000 to {MAX_BENCH_SAMPLES:,}, got {args.samples}")
@@ -243,20 +242,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         raise UsageError(f"--repeat must be from 1 to 100, got {args.repeat}")
     check_output_file("--json-file", args.json_file)
     check_output_file("--plot", args.plot, (".png",), "the plot is a PNG; use a .png file name")
-    folder = Path(args.captures) if args.captures else DEFAULT_CAPTURES
-    if args.captures and not folder.is_dir():
-        raise UsageError(f"--captures {args.captures}: not a folder")
-    results = run_bench(n=args.samples, repeat=args.repeat)
-    from hapticam.identify.contact.bench import bench_contact
-
-    results["contact"] = bench_contact(quick=args.samples < 100_000, repeat=args.repeat)
-    from hapticam.identify.hybrid.key_bench import bench_key
-
-    results["piano_key"] = bench_key(quick=args.samples < 100_000, repeat=args.repeat)
-    if folder.is_dir():
-        results["pipeline"] = run_pipeline_bench(folder, repeat=args.repeat)
-    else:
-        results["pipeline_note"] = (f"no captures at {folder}: pass --captures DIR to time the whole pipeline")
+    results = run_identify_bench(n=args.samples, repeat=args.repeat, captures=args.captures)
     if args.plot is not None and results.get("pipeline"):
         from hapticam.identify.bench_plot import plot_pipeline
 
