@@ -146,8 +146,6 @@ def _cmd_render(args: argparse.Namespace) -> int:
     device = _device(args)
     safety = SafetyConfig(max_force_N=args.max_force, passivity=args.passivity)
     n = None if args.realtime else int(round(args.duration * config.rate_hz))
-    if sys.stderr.isatty():
-        print("preparing the servo loop (compiled on the first run, 10-20 s; cached afterwards)", file=sys.stderr)
     with device:
         gate_warnings = check_for_device(model, device.spec, config.rate_hz, allow_active=args.allow_active)
         if not args.realtime and not device.servo_binding().simulated:
