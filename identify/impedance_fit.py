@@ -173,6 +173,7 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
         Called as ``progress(fraction, stage)``.
     """
     settings = _check_settings(forgetting, interpolation, max_segments, tolerance, fixed, holdout)
+    _check_force_varies(capture)
     report = progress or (lambda frac, stage: None)
     report(0.0, "preprocess")
     prep = prepare(capture, cutoff_hz=cutoff_hz, dead_band_mps=dead_band_mps)
@@ -205,6 +206,15 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     return ImpedanceFit(model=model, provenance=provenance, uncertainty=uncertainty, summary=summary,
                         identifiable=settings["identifiable"], fixed=fixed_terms, directions=dirs, prepared=prep,
                         prediction_N=pred, notes=notes)
+
+
+def _check_force_varies(capture: Capture) -> None:
+    """Refuse a capture whose force never changes: no curve to fit (an all-zero force fitted 100 %)."""
+    f = capture.f_N[capture.valid] if capture.valid.any() else capture.f_N
+    spread = float(np.ptp(f)) if f.size else 0.0
+    if not spread > 1e-9 * max(1.0, float(np.max(np.abs(f))) if f.size else 1.0):
+        raise IdentificationError(f"{capture.name}: the force never changes ({spread:g} N over the capture): "
+                                  "there is no force curve to identify")
 
 
 def _provenance(capture: Capture, settings: dict[str, Any], metrics: dict[str, Any], notes: list[str],

@@ -167,3 +167,15 @@ def test_bench_identify_runs_all_peers_and_writes_json(tmp_path, capsys):
     if res.get("padasip_s") is not None:  # the same estimator: both track the truth [0.5, 8, 800, 1]
         np.testing.assert_allclose(res["theta_padasip"], res["theta_core"], rtol=0.05)
     assert main(["bench", "identify", "--samples", "10"]) == 2
+
+
+@pytest.mark.parametrize("level", [0.0, 0.3])
+def test_a_capture_whose_force_never_changes_is_refused(tmp_path, capsys, level):
+    capture = tmp_path / "flat.csv"
+    rows = "\n".join(f"{i * 0.01:.2f},{i * 1e-5:.6f},{level}" for i in range(400))
+    capture.write_text("t_s,x_m,force_N\n" + rows + "\n")
+    from hapticam.cli import main
+
+    assert main(["identify", "impedance", str(capture), "-o", str(tmp_path / "m.yaml")]) == 2
+    assert "the force never changes" in capsys.readouterr().err
+    assert not (tmp_path / "m.yaml").exists()
