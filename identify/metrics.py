@@ -43,17 +43,23 @@ def _pair(reference: Any, estimate: Any) -> tuple[np.ndarray, np.ndarray]:
     return ref, est
 
 
+def _error_ratio(reference: Any, estimate: Any) -> float:
+    """``sum (est - ref)^2 / sum (ref - mean ref)^2``: 0 for an exact estimate of a constant reference, inf
+    for an inexact one (a constant reference has no variance)."""
+    ref, est = _pair(reference, estimate)
+    sse = float(np.sum((est - ref) ** 2))
+    sst = float(np.sum((ref - ref.mean()) ** 2))
+    if sst == 0.0:
+        return 0.0 if sse == 0.0 else float("inf")
+    return sse / sst
+
+
 def fit_percent(reference: Any, estimate: Any) -> float:
     """Seed 003 eq. 53: ``100 (1 - sum (est - ref)^2 / sum (ref - mean ref)^2)`` in percent.
 
     A constant reference has no variance: the fit is 100 for an exact estimate and ``-inf`` otherwise.
     """
-    ref, est = _pair(reference, estimate)
-    sse = float(np.sum((est - ref) ** 2))
-    sst = float(np.sum((ref - ref.mean()) ** 2))
-    if sst == 0.0:
-        return 100.0 if sse == 0.0 else float("-inf")
-    return 100.0 * (1.0 - sse / sst)
+    return 100.0 * (1.0 - _error_ratio(reference, estimate))
 
 
 def nrmse_fit_percent(reference: Any, estimate: Any) -> float:
@@ -61,12 +67,7 @@ def nrmse_fit_percent(reference: Any, estimate: Any) -> float:
 
     A constant reference has no variance: the fit is 100 for an exact estimate and ``-inf`` otherwise.
     """
-    ref, est = _pair(reference, estimate)
-    sse = float(np.sum((est - ref) ** 2))
-    sst = float(np.sum((ref - ref.mean()) ** 2))
-    if sst == 0.0:
-        return 100.0 if sse == 0.0 else float("-inf")
-    return 100.0 * (1.0 - np.sqrt(sse / sst))
+    return 100.0 * (1.0 - float(np.sqrt(_error_ratio(reference, estimate))))
 
 
 def rms_error(reference: Any, estimate: Any) -> float:
