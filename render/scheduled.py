@@ -44,6 +44,7 @@ from hapticam.render.layout import (C_DT, C_MAX_TICKS, C_PERIOD_NS, EV_DEVICE_FA
                                     K_RUNNING, K_SKIPPED, K_STOP, K_T_FIRST_NS, K_T_LAST_NS, K_TICK, RING_COLS)
 from hapticam.render.safety import device_write_status, log_event
 from hapticam.render.servo import HD_CALLBACK_CONTINUE, HD_CALLBACK_DONE, _as_f64_ptr, _as_i64_ptr
+from hapticam.render.specialize import specialize
 
 #: Order of the addresses and sizes in the callback's data table.
 (T_IO, T_CFG, T_CTL, T_SRV, T_PBUF, T_SBUF, T_RING, T_EVENTS, T_HIST, T_TIM, T_DEVF, T_DEVI,
@@ -88,44 +89,54 @@ def _account_timing(t_start, cfg, ctl, hist, tim):
     return late
 
 
+# Global names the tick template calls; :func:`scheduled_callback` binds them to a servo's kernels.
+step = sense_fn = actuate_fn = None
+
+
+@njit(nogil=True)
+def _servo_tick(table):
+    """Template of the scheduler's tick (module docstring); compiled per kernel set, never itself."""
+    tab = carray(table, (TABLE_SIZE,))
+    io = carray(_as_f64_ptr(tab[T_IO]), (tab[T_IO_N],))
+    cfg = carray(_as_f64_ptr(tab[T_CFG]), (tab[T_CFG_N],))
+    ctl = carray(_as_i64_ptr(tab[T_CTL]), (tab[T_CTL_N],))
+    srv = carray(_as_f64_ptr(tab[T_SRV]), (tab[T_SRV_N],))
+    pbuf = carray(_as_f64_ptr(tab[T_PBUF]), (2, tab[T_PCAP]))
+    sbuf = carray(_as_f64_ptr(tab[T_SBUF]), (2, tab[T_SCAP]))
+    ring = carray(_as_f64_ptr(tab[T_RING]), (tab[T_RING_N], RING_COLS))
+    events = carray(_as_f64_ptr(tab[T_EVENTS]), (tab[T_EV_N], 3))
+    hist = carray(_as_i64_ptr(tab[T_HIST]), (tab[T_HIST_N],))
+    tim = carray(_as_i64_ptr(tab[T_TIM]), (TIM_SIZE,))
+    dstate = (carray(_as_f64_ptr(tab[T_DEVF]), (tab[T_DEVF_N],)), carray(_as_i64_ptr(tab[T_DEVI]), (tab[T_DEVI_N],)))
+    k = ctl[K_TICK]
+    max_ticks = int(cfg[C_MAX_TICKS])
+    if ctl[K_STOP] != 0 or (0 <= max_ticks <= k):
+        sense_fn(dstate, io)                  # open the device's frame for the last command
+        _finish(k, io, ctl, events)           # zero force, stop event
+        actuate_fn(dstate, io, 0.0)
+        tim[TIM_DONE] = 1
+        return HD_CALLBACK_DONE
+    t_start = now_ns(tim)
+    late = _account_timing(t_start, cfg, ctl, hist, tim)
+    status = sense_fn(dstate, io)
+    step(k, late * 1e-3, status, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
+    device_write_status(k, actuate_fn(dstate, io, cfg[C_DT]), ctl, events)
+    return HD_CALLBACK_CONTINUE
+
+
+def _compile_tick(py_func: Any, cache: bool) -> Any:
+    return cfunc(types.uint32(types.CPointer(types.int64)), nopython=True, nogil=True, cache=cache)(py_func)
+
+
 def scheduled_callback(kernels: Any) -> Any:
     """The tick of ``kernels`` (:class:`~hapticam.render.servo.ServoKernels`) as a C callback
     ``unsigned int cb(int64_t *table)`` for a device's scheduler (module docstring); compiled once per
-    kernels."""
+    kernels, and cached by numba under the kernels' ``cache_tag``."""
     cached = _CALLBACKS.get(id(kernels))
     if cached is not None and cached[0] is kernels:
         return cached[1]
-    step, sense_fn, actuate_fn = kernels.step, kernels.sense_fn, kernels.actuate_fn
-
-    @cfunc(types.uint32(types.CPointer(types.int64)), nopython=True, nogil=True, cache=True)
-    def servo_tick(table):
-        tab = carray(table, (TABLE_SIZE,))
-        io = carray(_as_f64_ptr(tab[T_IO]), (tab[T_IO_N],))
-        cfg = carray(_as_f64_ptr(tab[T_CFG]), (tab[T_CFG_N],))
-        ctl = carray(_as_i64_ptr(tab[T_CTL]), (tab[T_CTL_N],))
-        srv = carray(_as_f64_ptr(tab[T_SRV]), (tab[T_SRV_N],))
-        pbuf = carray(_as_f64_ptr(tab[T_PBUF]), (2, tab[T_PCAP]))
-        sbuf = carray(_as_f64_ptr(tab[T_SBUF]), (2, tab[T_SCAP]))
-        ring = carray(_as_f64_ptr(tab[T_RING]), (tab[T_RING_N], RING_COLS))
-        events = carray(_as_f64_ptr(tab[T_EVENTS]), (tab[T_EV_N], 3))
-        hist = carray(_as_i64_ptr(tab[T_HIST]), (tab[T_HIST_N],))
-        tim = carray(_as_i64_ptr(tab[T_TIM]), (TIM_SIZE,))
-        dstate = (carray(_as_f64_ptr(tab[T_DEVF]), (tab[T_DEVF_N],)), carray(_as_i64_ptr(tab[T_DEVI]), (tab[T_DEVI_N],)))
-        k = ctl[K_TICK]
-        max_ticks = int(cfg[C_MAX_TICKS])
-        if ctl[K_STOP] != 0 or (0 <= max_ticks <= k):
-            sense_fn(dstate, io)                  # open the device's frame for the last command
-            _finish(k, io, ctl, events)           # zero force, stop event
-            actuate_fn(dstate, io, 0.0)
-            tim[TIM_DONE] = 1
-            return HD_CALLBACK_DONE
-        t_start = now_ns(tim)
-        late = _account_timing(t_start, cfg, ctl, hist, tim)
-        status = sense_fn(dstate, io)
-        step(k, late * 1e-3, status, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
-        device_write_status(k, actuate_fn(dstate, io, cfg[C_DT]), ctl, events)
-        return HD_CALLBACK_CONTINUE
-
+    bindings = {"step": kernels.step, "sense_fn": kernels.sense_fn, "actuate_fn": kernels.actuate_fn}
+    servo_tick = specialize(_servo_tick, bindings, kernels.cache_tag, _compile_tick)
     _CALLBACKS[id(kernels)] = (kernels, servo_tick)
     return servo_tick
 

@@ -70,6 +70,7 @@ from hapticam.render.layout import (C_DT, C_MAX_TICKS, C_PERIOD_NS, C_PROXY_B, C
                                     R_FLAGS, R_LATE, R_T, R_V, R_X, RING_COLS, S_HAVE_PREV, S_LAST_SEQ, S_V,
                                     S_VP, S_X_PREV, S_XP, SAFETY_FLAG_SHIFT, SWAP_PARAMS)
 from hapticam.render.safety import device_write_status, log_event, safety_filter, start_ramp
+from hapticam.render.specialize import kernel_tag, specialize
 
 HD_CALLBACK_DONE = 0
 HD_CALLBACK_CONTINUE = 1
@@ -106,8 +107,204 @@ def no_diag(params, state, which):
     return 0.0
 
 
+# Global names the templates below call; :func:`build_servo` binds them to one set of kernels
+# (:func:`hapticam.render.specialize.specialize`). The templates themselves are never compiled.
+force_fn = flags_fn = diag_fn = sense_fn = actuate_fn = step = None
+
+
+@njit(nogil=True)
+def _step(k, late_us, dev_status, io, cfg, ctl, srv, pbuf, sbuf, ring, events):
+    """One tick (module docstring) of tick number ``k``, ``late_us`` (us) past its deadline."""
+    dt = cfg[C_DT]
+    t = k * dt
+    # model swap at the tick boundary (the control thread filled the inactive slot)
+    sw = ctl[K_SWAP]
+    if sw != 0:
+        old = ctl[K_SLOT]
+        new = 1 - old
+        if sw == SWAP_PARAMS:
+            for i in range(ctl[K_SLEN0 + old]):
+                sbuf[new, i] = sbuf[old, i]
+            log_event(ctl, events, k, EV_SET_PARAM, t)
+            if cfg[C_PROXY_M + old] <= 0.0 and cfg[C_PROXY_M + new] > 0.0:
+                srv[S_XP] = io[IO_X]                   # a proxy switched on starts at the handle
+                srv[S_VP] = srv[S_V]
+        else:
+            log_event(ctl, events, k, EV_SWAP, t)
+            start_ramp(k, t, ctl, srv, events)
+            srv[S_XP] = io[IO_X]                       # a new proxy starts at the handle
+            srv[S_VP] = srv[S_V]
+        ctl[K_SLOT] = new
+        ctl[K_SWAP] = 0
+    slot = ctl[K_SLOT]
+    p = pbuf[slot]
+    s = sbuf[slot]
+    # device read: staleness and velocity
+    x = io[IO_X]
+    seq = io[IO_SEQ]
+    if srv[S_HAVE_PREV] > 0.0 and seq == srv[S_LAST_SEQ]:
+        ctl[K_STALE_RUN] += 1
+    else:
+        ctl[K_STALE_RUN] = 0
+    srv[S_LAST_SEQ] = seq
+    stale = ctl[K_STALE_RUN] >= cfg[C_STALE_TICKS]
+    x_ok = math.isfinite(x)
+    dx = x - srv[S_X_PREV] if srv[S_HAVE_PREV] > 0.0 and x_ok else 0.0
+    if io[IO_HAS_V] > 0.0:
+        v = io[IO_V]
+    elif srv[S_HAVE_PREV] > 0.0:
+        v_raw = (x - srv[S_X_PREV]) / dt
+        v = srv[S_V] + cfg[C_VEL_BETA] * (v_raw - srv[S_V])  # v(n) = v(n-1) + beta (dx/T - v(n-1))
+    else:
+        v = 0.0
+        if x_ok:
+            srv[S_XP] = x
+            srv[S_VP] = 0.0
+    sensed_ok = x_ok and math.isfinite(v)
+    if sensed_ok:           # a non-finite reading is not kept: the next tick differences from the last good one
+        srv[S_V] = v
+        srv[S_X_PREV] = x
+        srv[S_HAVE_PREV] = 1.0
+    # model force
+    m = cfg[C_PROXY_M + slot]
+    if not sensed_ok:
+        f_cmd = math.nan            # the model does not see a non-finite reading (its state kept); zeroed below
+    elif m > 0.0:
+        kc = cfg[C_PROXY_K + slot]
+        bc = cfg[C_PROXY_B + slot]
+        n_sub = int(cfg[C_PROXY_SUB + slot])
+        h = dt / n_sub
+        xp = srv[S_XP]
+        vp = srv[S_VP]
+        ap = 0.0
+        for _ in range(n_sub):
+            ap = (kc * (x - xp) + bc * (v - vp)) / m       # m a_p = F_c = k_c (x - x_p) + b_c (v - v_p)
+            vp += ap * h                                   # semi-implicit Euler
+            xp += vp * h
+        srv[S_XP] = xp
+        srv[S_VP] = vp
+        f_cmd = force_fn(p, s, x, v, ap, dt)               # F = F_model(x, v, a_p), a_p of the last sub-step
+    else:
+        f_cmd = force_fn(p, s, x, v, 0.0, dt)
+    flags = flags_fn(p, s)
+    f, mask = safety_filter(k, t, x, dx, v, f_cmd, stale, dev_status, cfg, ctl, srv, events)
+    io[IO_FORCE] = f
+    io[IO_FORCE_CMD] = f_cmd
+    row = k % ring.shape[0]
+    ring[row, R_T] = t
+    ring[row, R_X] = x
+    ring[row, R_V] = v
+    ring[row, R_FCMD] = f_cmd
+    ring[row, R_F] = f
+    ring[row, R_FLAGS] = flags | (mask << SAFETY_FLAG_SHIFT)
+    ring[row, R_LATE] = late_us
+    ring[row, R_AUX0] = io[IO_AUX0]
+    ring[row, R_AUX1] = io[IO_AUX1]
+    ring[row, R_DIAG0] = diag_fn(p, s, 0)
+    ring[row, R_DIAG1] = diag_fn(p, s, 1)
+    ctl[K_TICK] = k + 1
+
+
+@njit(cache=True, nogil=True)
+def finish(k, io, ctl, events):
+    """End the run at tick ``k``: zero force, the stop event, the running flag cleared."""
+    io[IO_FORCE] = 0.0
+    log_event(ctl, events, k, EV_STOP, ctl[K_FAULT])
+    ctl[K_RUNNING] = 0
+
+
+@njit(nogil=True)
+def _run_sim(n_ticks, io, cfg, ctl, srv, pbuf, sbuf, ring, events, dstate):
+    """Run up to ``n_ticks`` ticks on the simulated clock; return the ticks run."""
+    dt = cfg[C_DT]
+    k = ctl[K_TICK]
+    end = k + n_ticks
+    ctl[K_RUNNING] = 1
+    while k < end and ctl[K_STOP] == 0:
+        status = sense_fn(dstate, io)
+        step(k, 0.0, status, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
+        device_write_status(k, actuate_fn(dstate, io, dt), ctl, events)
+        k += 1
+    if ctl[K_STOP] != 0:
+        finish(k, io, ctl, events)
+        actuate_fn(dstate, io, 0.0)
+    else:
+        ctl[K_RUNNING] = 0
+    return n_ticks - (end - k)
+
+
+@njit(nogil=True)
+def _run_timed(io, cfg, ctl, srv, pbuf, sbuf, ring, events, hist, dstate, ts):
+    """Run in real time until ``ctl[K_STOP]`` is set or ``cfg[C_MAX_TICKS]`` ticks have run."""
+    dt = cfg[C_DT]
+    period = int(cfg[C_PERIOD_NS])
+    spin = int(cfg[C_SPIN_NS])
+    max_ticks = int(cfg[C_MAX_TICKS])
+    k = ctl[K_TICK]
+    ctl[K_RUNNING] = 1
+    deadline = now_ns(ts) + period
+    ctl[K_T_FIRST_NS] = deadline
+    while ctl[K_STOP] == 0 and (max_ticks < 0 or k < max_ticks):
+        ctl[K_NEXT_DEADLINE] = deadline
+        t_start = wait_until_ns(ts, deadline, spin)
+        late = t_start - deadline
+        b = late // HIST_BIN_NS
+        hist[min(b, HIST_BINS)] += 1
+        ctl[K_LATE_SUM_NS] += late
+        if late > ctl[K_LATE_MAX_NS]:
+            ctl[K_LATE_MAX_NS] = late
+        ctl[K_T_LAST_NS] = t_start
+        status = sense_fn(dstate, io)
+        step(k, late * 1e-3, status, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
+        device_write_status(k, actuate_fn(dstate, io, dt), ctl, events)
+        k += 1
+        deadline += period
+        t_end = now_ns(ts)
+        if t_end > deadline:                    # the tick ran past its period: a missed deadline
+            ctl[K_MISSES] += 1
+            ctl[K_MISS_RUN] += 1
+            lost = (t_end - deadline) // period  # whole periods already gone are skipped
+            if lost > 0:
+                ctl[K_MISSES] += lost
+                ctl[K_SKIPPED] += lost
+                deadline += lost * period
+        else:
+            ctl[K_MISS_RUN] = 0
+    finish(k, io, ctl, events)                  # zero force: the device's last command
+    actuate_fn(dstate, io, 0.0)
+    return k
+
+
+@njit(nogil=True)
+def _servo_callback(table):
+    """The tick as a C callback ``int cb(int64_t *table)`` (see ``callback_table``)."""
+    tab = carray(table, (CB_TABLE_SIZE,))
+    io = carray(_as_f64_ptr(tab[CB_IO]), (tab[CB_IO_N],))
+    cfg = carray(_as_f64_ptr(tab[CB_CFG]), (tab[CB_CFG_N],))
+    ctl = carray(_as_i64_ptr(tab[CB_CTL]), (tab[CB_CTL_N],))
+    srv = carray(_as_f64_ptr(tab[CB_SRV]), (tab[CB_SRV_N],))
+    pbuf = carray(_as_f64_ptr(tab[CB_PBUF]), (2, tab[CB_PCAP]))
+    sbuf = carray(_as_f64_ptr(tab[CB_SBUF]), (2, tab[CB_SCAP]))
+    ring = carray(_as_f64_ptr(tab[CB_RING]), (tab[CB_RING_N], RING_COLS))
+    events = carray(_as_f64_ptr(tab[CB_EVENTS]), (tab[CB_EV_N], 3))
+    if ctl[K_STOP] != 0:
+        if ctl[K_RUNNING] != 0:
+            finish(ctl[K_TICK], io, ctl, events)
+        return HD_CALLBACK_DONE
+    ctl[K_RUNNING] = 1
+    step(ctl[K_TICK], 0.0, 0, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
+    if ctl[K_STOP] != 0:
+        finish(ctl[K_TICK], io, ctl, events)
+        return HD_CALLBACK_DONE
+    return HD_CALLBACK_CONTINUE
+
+
+
 class ServoKernels(NamedTuple):
-    """The compiled entry points for one pair of model kernels and one device binding (module docstring)."""
+    """The compiled entry points for one pair of model kernels and one device binding (module docstring).
+
+    ``cache_tag`` names the kernel set in numba's cache (:func:`hapticam.render.specialize.kernel_tag`;
+    None: compiled without the cache)."""
 
     force_fn: Callable
     flags_fn: Callable
@@ -117,199 +314,36 @@ class ServoKernels(NamedTuple):
     run_sim: Callable
     run_timed: Callable
     make_callback: Callable
+    cache_tag: str | None = None
+
+
+def _jit(py_func: Callable, cache: bool) -> Callable:
+    return njit(cache=cache, nogil=True)(py_func)
+
+
+def _callback(py_func: Callable, cache: bool) -> Callable:
+    return cfunc(types.int32(types.CPointer(types.int64)), nopython=True, nogil=True, cache=cache)(py_func)
 
 
 def build_servo(force_fn: Callable, flags_fn: Callable, sense_fn: Callable, actuate_fn: Callable,
                 diag_fn: Callable = no_diag) -> ServoKernels:
     """Compile the servo step and its drivers around the model kernels ``force_fn``/``flags_fn``/``diag_fn``
     (the signatures of :func:`hapticam.models.kernels.model_force`, ``model_flags`` and ``model_diag``)
-    and a device's ``sense_fn``/``actuate_fn`` (:class:`hapticam.devices.base.ServoBinding`)."""
-
-    @njit(cache=True, nogil=True)
-    def step(k, late_us, dev_status, io, cfg, ctl, srv, pbuf, sbuf, ring, events):
-        dt = cfg[C_DT]
-        t = k * dt
-        # model swap at the tick boundary (the control thread filled the inactive slot)
-        sw = ctl[K_SWAP]
-        if sw != 0:
-            old = ctl[K_SLOT]
-            new = 1 - old
-            if sw == SWAP_PARAMS:
-                for i in range(ctl[K_SLEN0 + old]):
-                    sbuf[new, i] = sbuf[old, i]
-                log_event(ctl, events, k, EV_SET_PARAM, t)
-                if cfg[C_PROXY_M + old] <= 0.0 and cfg[C_PROXY_M + new] > 0.0:
-                    srv[S_XP] = io[IO_X]                   # a proxy switched on starts at the handle
-                    srv[S_VP] = srv[S_V]
-            else:
-                log_event(ctl, events, k, EV_SWAP, t)
-                start_ramp(k, t, ctl, srv, events)
-                srv[S_XP] = io[IO_X]                       # a new proxy starts at the handle
-                srv[S_VP] = srv[S_V]
-            ctl[K_SLOT] = new
-            ctl[K_SWAP] = 0
-        slot = ctl[K_SLOT]
-        p = pbuf[slot]
-        s = sbuf[slot]
-        # device read: staleness and velocity
-        x = io[IO_X]
-        seq = io[IO_SEQ]
-        if srv[S_HAVE_PREV] > 0.0 and seq == srv[S_LAST_SEQ]:
-            ctl[K_STALE_RUN] += 1
-        else:
-            ctl[K_STALE_RUN] = 0
-        srv[S_LAST_SEQ] = seq
-        stale = ctl[K_STALE_RUN] >= cfg[C_STALE_TICKS]
-        x_ok = math.isfinite(x)
-        dx = x - srv[S_X_PREV] if srv[S_HAVE_PREV] > 0.0 and x_ok else 0.0
-        if io[IO_HAS_V] > 0.0:
-            v = io[IO_V]
-        elif srv[S_HAVE_PREV] > 0.0:
-            v_raw = (x - srv[S_X_PREV]) / dt
-            v = srv[S_V] + cfg[C_VEL_BETA] * (v_raw - srv[S_V])  # v(n) = v(n-1) + beta (dx/T - v(n-1))
-        else:
-            v = 0.0
-            if x_ok:
-                srv[S_XP] = x
-                srv[S_VP] = 0.0
-        sensed_ok = x_ok and math.isfinite(v)
-        if sensed_ok:           # a non-finite reading is not kept: the next tick differences from the last good one
-            srv[S_V] = v
-            srv[S_X_PREV] = x
-            srv[S_HAVE_PREV] = 1.0
-        # model force
-        m = cfg[C_PROXY_M + slot]
-        if not sensed_ok:
-            f_cmd = math.nan            # the model does not see a non-finite reading (its state kept); zeroed below
-        elif m > 0.0:
-            kc = cfg[C_PROXY_K + slot]
-            bc = cfg[C_PROXY_B + slot]
-            n_sub = int(cfg[C_PROXY_SUB + slot])
-            h = dt / n_sub
-            xp = srv[S_XP]
-            vp = srv[S_VP]
-            ap = 0.0
-            for _ in range(n_sub):
-                ap = (kc * (x - xp) + bc * (v - vp)) / m       # m a_p = F_c = k_c (x - x_p) + b_c (v - v_p)
-                vp += ap * h                                   # semi-implicit Euler
-                xp += vp * h
-            srv[S_XP] = xp
-            srv[S_VP] = vp
-            f_cmd = force_fn(p, s, x, v, ap, dt)               # F = F_model(x, v, a_p), a_p of the last sub-step
-        else:
-            f_cmd = force_fn(p, s, x, v, 0.0, dt)
-        flags = flags_fn(p, s)
-        f, mask = safety_filter(k, t, x, dx, v, f_cmd, stale, dev_status, cfg, ctl, srv, events)
-        io[IO_FORCE] = f
-        io[IO_FORCE_CMD] = f_cmd
-        row = k % ring.shape[0]
-        ring[row, R_T] = t
-        ring[row, R_X] = x
-        ring[row, R_V] = v
-        ring[row, R_FCMD] = f_cmd
-        ring[row, R_F] = f
-        ring[row, R_FLAGS] = flags | (mask << SAFETY_FLAG_SHIFT)
-        ring[row, R_LATE] = late_us
-        ring[row, R_AUX0] = io[IO_AUX0]
-        ring[row, R_AUX1] = io[IO_AUX1]
-        ring[row, R_DIAG0] = diag_fn(p, s, 0)
-        ring[row, R_DIAG1] = diag_fn(p, s, 1)
-        ctl[K_TICK] = k + 1
-
-    @njit(cache=True, nogil=True)
-    def finish(k, io, ctl, events):
-        io[IO_FORCE] = 0.0
-        log_event(ctl, events, k, EV_STOP, ctl[K_FAULT])
-        ctl[K_RUNNING] = 0
-
-    @njit(cache=True, nogil=True)
-    def run_sim(n_ticks, io, cfg, ctl, srv, pbuf, sbuf, ring, events, dstate):
-        """Run up to ``n_ticks`` ticks on the simulated clock; return the ticks run."""
-        dt = cfg[C_DT]
-        k = ctl[K_TICK]
-        end = k + n_ticks
-        ctl[K_RUNNING] = 1
-        while k < end and ctl[K_STOP] == 0:
-            status = sense_fn(dstate, io)
-            step(k, 0.0, status, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
-            device_write_status(k, actuate_fn(dstate, io, dt), ctl, events)
-            k += 1
-        if ctl[K_STOP] != 0:
-            finish(k, io, ctl, events)
-            actuate_fn(dstate, io, 0.0)
-        else:
-            ctl[K_RUNNING] = 0
-        return n_ticks - (end - k)
-
-    @njit(cache=True, nogil=True)
-    def run_timed(io, cfg, ctl, srv, pbuf, sbuf, ring, events, hist, dstate, ts):
-        """Run in real time until ``ctl[K_STOP]`` is set or ``cfg[C_MAX_TICKS]`` ticks have run."""
-        dt = cfg[C_DT]
-        period = int(cfg[C_PERIOD_NS])
-        spin = int(cfg[C_SPIN_NS])
-        max_ticks = int(cfg[C_MAX_TICKS])
-        k = ctl[K_TICK]
-        ctl[K_RUNNING] = 1
-        deadline = now_ns(ts) + period
-        ctl[K_T_FIRST_NS] = deadline
-        while ctl[K_STOP] == 0 and (max_ticks < 0 or k < max_ticks):
-            ctl[K_NEXT_DEADLINE] = deadline
-            t_start = wait_until_ns(ts, deadline, spin)
-            late = t_start - deadline
-            b = late // HIST_BIN_NS
-            hist[min(b, HIST_BINS)] += 1
-            ctl[K_LATE_SUM_NS] += late
-            if late > ctl[K_LATE_MAX_NS]:
-                ctl[K_LATE_MAX_NS] = late
-            ctl[K_T_LAST_NS] = t_start
-            status = sense_fn(dstate, io)
-            step(k, late * 1e-3, status, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
-            device_write_status(k, actuate_fn(dstate, io, dt), ctl, events)
-            k += 1
-            deadline += period
-            t_end = now_ns(ts)
-            if t_end > deadline:                    # the tick ran past its period: a missed deadline
-                ctl[K_MISSES] += 1
-                ctl[K_MISS_RUN] += 1
-                lost = (t_end - deadline) // period  # whole periods already gone are skipped
-                if lost > 0:
-                    ctl[K_MISSES] += lost
-                    ctl[K_SKIPPED] += lost
-                    deadline += lost * period
-            else:
-                ctl[K_MISS_RUN] = 0
-        finish(k, io, ctl, events)                  # zero force: the device's last command
-        actuate_fn(dstate, io, 0.0)
-        return k
+    and a device's ``sense_fn``/``actuate_fn`` (:class:`hapticam.devices.base.ServoBinding`). Kernels
+    defined at module level give a servo that numba caches across runs (:mod:`hapticam.render.specialize`)."""
+    kernels = {"force_fn": force_fn, "flags_fn": flags_fn, "diag_fn": diag_fn, "sense_fn": sense_fn,
+               "actuate_fn": actuate_fn}
+    tag = kernel_tag(kernels)
+    step = specialize(_step, kernels, tag, _jit)
+    bound = {**kernels, "step": step}
+    run_sim = specialize(_run_sim, bound, tag, _jit)
+    run_timed = specialize(_run_timed, bound, tag, _jit)
 
     def make_callback():
         """Compile the tick as a C callback ``int cb(int64_t *table)`` (see ``callback_table``)."""
+        return specialize(_servo_callback, bound, tag, _callback)
 
-        @cfunc(types.int32(types.CPointer(types.int64)), nopython=True, nogil=True, cache=True)
-        def servo_callback(table):
-            tab = carray(table, (CB_TABLE_SIZE,))
-            io = carray(_as_f64_ptr(tab[CB_IO]), (tab[CB_IO_N],))
-            cfg = carray(_as_f64_ptr(tab[CB_CFG]), (tab[CB_CFG_N],))
-            ctl = carray(_as_i64_ptr(tab[CB_CTL]), (tab[CB_CTL_N],))
-            srv = carray(_as_f64_ptr(tab[CB_SRV]), (tab[CB_SRV_N],))
-            pbuf = carray(_as_f64_ptr(tab[CB_PBUF]), (2, tab[CB_PCAP]))
-            sbuf = carray(_as_f64_ptr(tab[CB_SBUF]), (2, tab[CB_SCAP]))
-            ring = carray(_as_f64_ptr(tab[CB_RING]), (tab[CB_RING_N], RING_COLS))
-            events = carray(_as_f64_ptr(tab[CB_EVENTS]), (tab[CB_EV_N], 3))
-            if ctl[K_STOP] != 0:
-                if ctl[K_RUNNING] != 0:
-                    finish(ctl[K_TICK], io, ctl, events)
-                return HD_CALLBACK_DONE
-            ctl[K_RUNNING] = 1
-            step(ctl[K_TICK], 0.0, 0, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
-            if ctl[K_STOP] != 0:
-                finish(ctl[K_TICK], io, ctl, events)
-                return HD_CALLBACK_DONE
-            return HD_CALLBACK_CONTINUE
-
-        return servo_callback
-
-    return ServoKernels(force_fn, flags_fn, sense_fn, actuate_fn, step, run_sim, run_timed, make_callback)
+    return ServoKernels(force_fn, flags_fn, sense_fn, actuate_fn, step, run_sim, run_timed, make_callback, tag)
 
 
 def velocity_beta(cutoff_hz: float, dt_s: float) -> float:
