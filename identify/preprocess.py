@@ -3,9 +3,10 @@
 Velocity and acceleration
 -------------------------
 When the probe did not measure them, ``v`` and ``a`` come from the position by a zero-phase method:
-a 4th-order Butterworth low-pass run forward and backward (``scipy.signal.filtfilt``, no phase lag,
-squared magnitude response) followed by second-order central differences (``numpy.gradient``). The
-cutoff is chosen from the excitation band and the sample rate::
+a 4th-order Butterworth low-pass run forward and backward with Gustafsson's initial states
+(:mod:`hapticam.identify.zero_phase`; no phase lag, squared magnitude response) followed by
+second-order central differences (``numpy.gradient``). The cutoff is chosen from the excitation band
+and the sample rate::
 
     f_exc = frequency below which 99 % of the detrended position's power lies
     f_c   = min(10 f_exc, 0.25 f_s)
@@ -29,10 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.signal import butter, filtfilt
 
 from hapticam.errors import IdentificationError
 from hapticam.capture import Capture
+from hapticam.identify.zero_phase import butter_lowpass, filtfilt_gust
 
 DEFAULT_DEAD_BAND_MPS = 1e-3
 
@@ -64,10 +65,10 @@ def zero_phase_lowpass(x: np.ndarray, fs: float, cutoff_hz: float, order: int = 
     if not (0.0 < wn < 1.0):
         raise IdentificationError(f"cutoff {cutoff_hz:g} Hz must lie between 0 and the Nyquist frequency "
                                   f"{0.5 * fs:g} Hz")
-    b, a = butter(order, wn)
+    b, a = butter_lowpass(order, wn)
     if x.size <= 3 * max(len(a), len(b)):
         return x.copy()
-    return filtfilt(b, a, x, method="gust")
+    return filtfilt_gust(b, a, x)
 
 
 def derivatives(t_s: np.ndarray, x_m: np.ndarray, cutoff_hz: float | None = None

@@ -35,9 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.ndimage import median_filter
-from scipy.signal import butter, filtfilt
-
 from hapticam.errors import IdentificationError
+from hapticam.identify.zero_phase import butter_lowpass, filtfilt_odd
 
 
 @dataclass
@@ -66,8 +65,8 @@ class StaticEstimates:
 def smooth(x: np.ndarray, dt: float, cutoff_hz: float) -> np.ndarray:
     """Zero-phase second-order Butterworth low-pass of ``x`` sampled every ``dt`` (s)."""
     wn = min(2.0 * cutoff_hz * dt, 0.99)
-    b, a = butter(2, wn)
-    return filtfilt(b, a, x) if x.size > 12 else x.copy()
+    b, a = butter_lowpass(2, wn)
+    return filtfilt_odd(b, a, x) if x.size > 12 else x.copy()
 
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
