@@ -10,10 +10,23 @@ they are re-exported here for convenience.
 - :mod:`~hapticam.identify.metrics`: :func:`fit_percent` (seed 003 eq. 53), RMS and max error
 """
 
-from hapticam.capture import Capture
-from hapticam.capture_io import load_capture, save_capture
-from hapticam.identify.ewls import EWLS, ewls_fit
-from hapticam.identify.metrics import fit_percent, fit_report, max_error, rms_error
+from hapticam.lazy_exports import lazy_exports
 
-__all__ = ["Capture", "load_capture", "save_capture", "EWLS", "ewls_fit", "fit_percent", "fit_report",
-           "max_error", "rms_error"]
+#: public name -> the module that defines it; loaded on first use (PEP 562), so importing the
+#: package does not load numba or scipy
+_EXPORTS = {
+    "Capture": "hapticam.capture",
+    "load_capture": "hapticam.capture_io",
+    "save_capture": "hapticam.capture_io",
+    "EWLS": "hapticam.identify.ewls",
+    "ewls_fit": "hapticam.identify.ewls",
+    "fit_percent": "hapticam.identify.metrics",
+    "fit_report": "hapticam.identify.metrics",
+    "max_error": "hapticam.identify.metrics",
+    "rms_error": "hapticam.identify.metrics",
+}
+
+__all__ = list(_EXPORTS)
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -10,17 +10,31 @@ Model kinds (the ``kind`` field of a model file):
 - ``composite``: :class:`Composite` (a sum of the above)
 """
 
-from hapticam.models.base import MODEL_KINDS, CompiledModel, Model, model_from_dict
-from hapticam.models.composite import Composite, EndStops
-from hapticam.models.contact import Contact
-from hapticam.models.friction import Friction
-from hapticam.models.hybrid_key import HybridKey
-from hapticam.models.impedance import ImpedanceTable, SegmentedImpedance, position_table
-from hapticam.models.kernels import model_diag, model_flags, model_force
-from hapticam.models.passivity import PassivityReport, check_passivity
+from hapticam.lazy_exports import lazy_exports
 
-__all__ = [
-    "MODEL_KINDS", "CompiledModel", "Model", "model_from_dict", "Composite", "EndStops", "Contact",
-    "Friction", "HybridKey", "ImpedanceTable", "SegmentedImpedance", "position_table", "model_flags",
-    "model_force", "model_diag", "PassivityReport", "check_passivity",
-]
+#: public name -> the module that defines it; loaded on first use (PEP 562), so importing the
+#: package does not load numba or scipy
+_EXPORTS = {
+    "MODEL_KINDS": "hapticam.models.base",
+    "CompiledModel": "hapticam.models.base",
+    "Model": "hapticam.models.base",
+    "model_from_dict": "hapticam.models.base",
+    "Composite": "hapticam.models.composite",
+    "EndStops": "hapticam.models.composite",
+    "Contact": "hapticam.models.contact",
+    "Friction": "hapticam.models.friction",
+    "HybridKey": "hapticam.models.hybrid_key",
+    "ImpedanceTable": "hapticam.models.impedance",
+    "SegmentedImpedance": "hapticam.models.impedance",
+    "position_table": "hapticam.models.impedance",
+    "model_flags": "hapticam.models.kernels",
+    "model_force": "hapticam.models.kernels",
+    "model_diag": "hapticam.models.kernels",
+    "PassivityReport": "hapticam.models.passivity",
+    "check_passivity": "hapticam.models.passivity",
+}
+
+__all__ = list(_EXPORTS)
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

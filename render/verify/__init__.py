@@ -13,6 +13,17 @@ recording, sessions) imports nothing from here.
 - :mod:`~hapticam.render.verify.cli`: ``hapticam verify``
 """
 
-from hapticam.render.verify.compare import VerifyResult, is_quasi_static, verify
+from hapticam.lazy_exports import lazy_exports
 
-__all__ = ["VerifyResult", "is_quasi_static", "verify"]
+#: public name -> the module that defines it; loaded on first use (PEP 562), so importing the
+#: package does not load numba or scipy
+_EXPORTS = {
+    "VerifyResult": "hapticam.render.verify.compare",
+    "is_quasi_static": "hapticam.render.verify.compare",
+    "verify": "hapticam.render.verify.compare",
+}
+
+__all__ = list(_EXPORTS)
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
