@@ -6,7 +6,7 @@ Problem (LSI)::
     subject to C theta <= d
 
 Solved exactly by Lawson & Hanson's reduction (1974, ch. 23) to least-distance programming (LDP) and
-non-negative least squares (scipy's ``nnls``): with the Cholesky factor ``G = L L'`` and ``z = L' theta``,
+non-negative least squares (:mod:`hapticam.identify.nnls`): with the Cholesky factor ``G = L L'`` and ``z = L' theta``,
 the objective is ``||z - z0||^2`` (``z0 = L' theta0``, ``theta0 = G^-1 h`` the unconstrained solution), so
 with ``w = z - z0`` the problem is ``min ||w|| s.t. E w >= f`` where ``E = -C L'^-1`` and
 ``f = C theta0 - d``. LDP's solution is ``w = -r[:n] / r[n]`` with ``r = [E'; f'] u - e_{n+1}`` and
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
-from scipy.optimize import nnls
 
 from hapticam.errors import IdentificationError
+from hapticam.identify.nnls import nnls
 
 RIDGE = 1e-10  # relative to the (unit) diagonal after Jacobi scaling
 
@@ -80,7 +80,7 @@ def constrained_lsq(G: np.ndarray, h: np.ndarray, C: np.ndarray, d: np.ndarray) 
     target[n] = 1.0
     try:
         u, _ = nnls(rows, target, maxiter=50 * (rows.shape[1] + 10))
-    except RuntimeError:                                          # the iteration limit (worded per scipy release)
+    except IdentificationError:
         raise IdentificationError("the constrained fit did not converge (NNLS iteration limit): the "
                                   "constraints are too many or too ill-conditioned for this capture") from None
     r = rows @ u - target
