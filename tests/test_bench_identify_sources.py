@@ -32,7 +32,9 @@ def test_without_the_repository_captures_the_pipeline_is_timed_on_the_example_mo
     assert all(r["fit_percent"] > 99.0 and r["holdout_fit_percent"] > 99.0 for r in rows)
 
 
-def test_captures_are_taken_from_files_and_folders_and_their_absence_is_said(tmp_path):
+def test_captures_are_taken_from_files_and_folders_and_their_absence_is_said(tmp_path, monkeypatch):
+    # where a source checkout keeps the repository's captures (an installed wheel has none: see above)
+    monkeypatch.setattr(bench, "DEFAULT_CAPTURES", SWITCH_DIR)
     shutil.copy(SWITCH_DIR / "Cherry-MX-Red.csv", tmp_path / "a.csv")
     (tmp_path / "more").mkdir()
     shutil.copy(SWITCH_DIR / "Gateron-Brown.csv", tmp_path / "more" / "b.csv")
