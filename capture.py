@@ -123,6 +123,14 @@ class Capture:
         mask[self.excluded] = False
         return mask
 
+    def constant_force_spread(self) -> float | None:
+        """The valid samples' force spread (N) when the force never changes (within 1e-9 of its largest
+        magnitude: all zero, or one value), None when it does change."""
+        valid = self.valid
+        spread = float(np.ptp(self.f_N[valid])) if valid.any() else 0.0
+        changes = spread > 1e-9 * max(1.0, float(np.max(np.abs(self.f_N))) if self.f_N.size else 1.0)
+        return None if changes else spread
+
     def describe(self) -> str:
         """One line: samples, duration, rate, travel, force range, dropouts (a rotary capture in rad and N m)."""
         if self.metadata.get("axis") == "rotary":

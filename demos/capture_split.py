@@ -50,9 +50,8 @@ class Split:
 
 def check_force_changes(capture: Capture) -> None:
     """Refuse a capture whose force never changes (all zero, or one value): there is nothing to identify."""
-    valid = capture.valid
-    spread = float(np.ptp(capture.f_N[valid])) if valid.any() else 0.0
-    if not spread > 1e-9 * max(1.0, float(np.max(np.abs(capture.f_N)))):
+    spread = capture.constant_force_spread()
+    if spread is not None:
         raise UsageError(f"{capture.name}: the force never changes ({spread:g} N over the capture): there is "
                          "nothing to identify")
 

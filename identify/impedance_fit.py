@@ -210,9 +210,8 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
 
 def _check_force_varies(capture: Capture) -> None:
     """Refuse a capture whose force never changes: no curve to fit (an all-zero force fitted 100 %)."""
-    f = capture.f_N[capture.valid] if capture.valid.any() else capture.f_N
-    spread = float(np.ptp(f)) if f.size else 0.0
-    if not spread > 1e-9 * max(1.0, float(np.max(np.abs(f))) if f.size else 1.0):
+    spread = capture.constant_force_spread()
+    if spread is not None:
         raise IdentificationError(f"{capture.name}: the force never changes ({spread:g} N over the capture): "
                                   "there is no force curve to identify")
 

@@ -281,8 +281,8 @@ def _check_replay(capture: Capture, duration_s: float, rate_hz: float, speedup: 
     """Refuse what no replay can compare: a capture whose force never changes, or a speed-up (positive:
     :func:`_check_speedup` or :func:`_automatic_speedup`) that makes the replay longer than
     ``MAX_SIMULATED_TICKS``."""
-    spread = float(np.ptp(capture.f_N[capture.valid])) if capture.valid.any() else 0.0
-    if not spread > 1e-9 * max(1.0, float(np.max(np.abs(capture.f_N)))):
+    spread = capture.constant_force_spread()
+    if spread is not None:
         raise UsageError(f"{capture.name}: the force never changes ({spread:g} over the capture): there is "
                          "nothing to compare a rendering with")
     ticks = duration_s * rate_hz / speedup
