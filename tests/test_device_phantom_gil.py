@@ -98,6 +98,10 @@ def test_a_busy_python_thread_delays_the_python_callback_but_not_the_compiled_ti
     assert np.percentile(busy_dur, 99) < 100.0 and np.max(busy_dur) < 2500.0   # half a switch interval
     # ... and the scheduler's gaps unchanged (one period; host preemption aside, never a switch interval)
     assert abs(np.median(busy_gaps) - 1000.0) < 20.0 and abs(np.median(idle_gaps) - 1000.0) < 20.0
+    if np.percentile(idle_gaps, 99) > 1200.0:
+        # the idle run is the control: a host that already delays it this much cannot show a GIL wait
+        pytest.skip(f"the host preempted the idle scheduler (p99 gap {np.percentile(idle_gaps, 99):.0f} us): "
+                    "a busy thread's effect on the gaps cannot be told from it")
     assert np.percentile(busy_gaps, 99) < min(1500.0, np.percentile(idle_gaps, 99) + 300.0)
     # gaps past 3 ms: 0 for the compiled tick on a quiet host, 190-220 for the Python callback; a loaded host
     # preempts any thread now and then (3 in a CI run at load average 11), the GIL only the callback
