@@ -6,12 +6,17 @@ Three levels, each needing the one before:
 1. **valid**: the file is a model file and every parameter lies within the physical range its kind
    declares (:meth:`hapticam.models.base.Model.check_ranges`, run by every loader; a negative mass or
    damping only on a model marked active). A model that is not valid is never loaded, so never rendered.
-2. **passive**: :func:`hapticam.models.passivity.check_passivity` finds no way for it to generate energy
-   (a kind the check does not analyse is not passive).
+2. **passive**: its kind's own analysis (:meth:`hapticam.models.base.Model.passivity`) finds no way for it
+   to generate energy (a kind that declares no analysis is not passive).
 3. **renderable**: ``hapticam render`` takes it: valid, on a linear axis (the device adapters render m and
    N, not a knob's rad and N m), and passive unless told ``--allow-active`` (then each passivity issue is
    a warning). A stiffness above what a device renders stably at its rate (``K < 2 b / T``) is a warning
    of render's gate on that device, never a refusal, so renderability does not depend on the device.
+
+The verdict also names the impacts the model's kernels report (each kind's ``impact_events``).
+
+Every kind the model files can name is registered (:data:`~hapticam.models.base.MODEL_KINDS`) when its
+module is imported; this module, which the model files import, imports them all.
 """
 
 from __future__ import annotations
@@ -19,9 +24,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import hapticam.models.composite  # noqa: F401  (the model kinds: importing a module registers its kinds)
+import hapticam.models.contact  # noqa: F401
+import hapticam.models.friction  # noqa: F401
+import hapticam.models.hybrid_key  # noqa: F401
+import hapticam.models.impedance  # noqa: F401
 from hapticam.errors import UsageError
 from hapticam.models.base import Model
-from hapticam.models.passivity import PassivityReport, check_passivity
+from hapticam.models.passivity import PassivityReport
 
 #: the axis the device adapters render (m, N)
 RENDERED_AXIS = "linear"
@@ -32,7 +42,8 @@ class Acceptance:
     """The verdict on a valid model (:func:`judge`).
 
     ``refusals``: why ``hapticam render`` would refuse it (none: renderable); ``warnings``: what render
-    would warn about on any device (the passivity issues it was told to accept with ``--allow-active``).
+    would warn about on any device (the passivity issues it was told to accept with ``--allow-active``);
+    ``impact_events``: the impacts its kernels report (:func:`impact_events`).
     """
 
     kind: str
@@ -41,6 +52,7 @@ class Acceptance:
     marked_active: bool
     passivity: PassivityReport
     allow_active: bool = False
+    impact_events: tuple[str, ...] = ()
     refusals: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -57,7 +69,8 @@ class Acceptance:
         return {"valid": True, "kind": self.kind, "components": self.components, "axis": self.axis,
                 "marked_active": self.marked_active, "passive": self.passive,
                 "passivity_issues": list(self.passivity.issues), "allow_active": self.allow_active,
-                "renderable": self.renderable, "refusals": list(self.refusals), "warnings": list(self.warnings)}
+                "renderable": self.renderable, "refusals": list(self.refusals), "warnings": list(self.warnings),
+                "impact_events": list(self.impact_events)}
 
 
 def axis_refusal(axis: str) -> str | None:
@@ -81,14 +94,20 @@ def marked_active(model: Model) -> bool:
     return any(part.active for part in model.components())
 
 
+def impact_events(model: Model) -> tuple[str, ...]:
+    """The impacts the kernels of ``model``'s components report (each kind's ``impact_events``), each once."""
+    return tuple(dict.fromkeys(event for part in model.components() for event in part.impact_events))
+
+
 def judge(model: Model, *, axis: str = RENDERED_AXIS, allow_active: bool = False) -> Acceptance:
     """Check ``model``'s ranges (raises :class:`~hapticam.errors.ModelValidationError` if it is not valid)
-    and say whether it is passive and whether render takes it (with ``--allow-active`` if
-    ``allow_active``)."""
+    and say whether it is passive (its kind's :meth:`~hapticam.models.base.Model.passivity`) and whether
+    render takes it (with ``--allow-active`` if ``allow_active``)."""
     model.check_ranges()
-    report = check_passivity(model)
+    report = model.passivity()
     verdict = Acceptance(kind=model.kind, components=len(model.components()), axis=axis,
-                         marked_active=marked_active(model), passivity=report, allow_active=allow_active)
+                         marked_active=marked_active(model), passivity=report, allow_active=allow_active,
+                         impact_events=impact_events(model))
     refused_axis = axis_refusal(axis)
     if refused_axis:
         verdict.refusals.append(refused_axis)

@@ -16,6 +16,22 @@ A model compiles to two flat float64 arrays (:class:`CompiledModel`) that the re
 
 Sign convention (DESIGN.md, seed 001 eq. 1): the force is the force the probe must apply to the object
 along +x; a device renders ``-F`` on the user's handle.
+
+A new model kind
+----------------
+What reads models (the model files, ``model validate`` and render's gate in
+:mod:`hapticam.models.acceptance` and :mod:`hapticam.render.gate`, ``verify``) asks the model itself, so a
+kind is added in these places:
+
+1. its module: a :class:`Model` subclass with ``kind``, ``kind_code``, ``RANGES`` and the four abstract
+   methods, and :meth:`Model.passivity` (without it the kind is not passive and render refuses it);
+   where they differ from the defaults also :meth:`Model.handle_stiffnesses` (a ``_Npm`` parameter that is
+   not N/m at the handle), :meth:`Model.passivity_of_sum` (parts of the kind that make up for one
+   another when summed) and ``impact_events`` (the impacts its kernel reports);
+2. here: its ``KIND_...`` code;
+3. :mod:`hapticam.models.kernels`: its numba kernel ``f(p, s, x, v, a, dt)`` in ``model_force``'s dispatch
+   (and in ``model_flags``, ``model_diag`` or ``model_impact`` if it reports flags, diagnostics or impacts);
+4. :mod:`hapticam.models.acceptance`: an import of its module, so that the model files know its name.
 """
 
 from __future__ import annotations
@@ -27,6 +43,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from hapticam.errors import ModelValidationError
+from hapticam.models.passivity import PassivityReport, combined
 from hapticam.models.ranges import Range
 from hapticam.models.validation import excerpt
 
@@ -67,8 +84,9 @@ class Model(ABC):
     Subclasses set ``kind`` (the name used in model files) and ``kind_code`` (the compiled encoding's
     code), validate in ``__init__`` (raising :class:`~hapticam.errors.ModelValidationError` naming the
     field), declare the physical range of every numeric parameter in ``RANGES`` (by its name in
-    ``to_dict()``, nested names joined with ``.``; :mod:`hapticam.models.ranges`), and implement the four
-    abstract methods.
+    ``to_dict()``, nested names joined with ``.``; :mod:`hapticam.models.ranges`), implement the four
+    abstract methods, and state their passivity analysis (:meth:`passivity`); the module docstring lists
+    what else a new kind may declare.
     """
 
     kind: ClassVar[str] = ""
@@ -77,6 +95,9 @@ class Model(ABC):
     RANGES: ClassVar[dict[str, Range]] = {}
     #: marked active: may hold negative mass or damping (``active: true`` in its parameters)
     active: bool = False
+    #: the impacts its compiled kernel reports (names such as ``"landing"``): what a rendering of it can
+    #: show as an impact; none by default
+    impact_events: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -124,6 +145,52 @@ class Model(ABC):
             if declared is None:
                 raise ModelValidationError(f"{path}: the {self.kind} kind declares no physical range for it")
             declared.check(path, value, active=self.active)
+
+    # -- what render's gate, ``model validate`` and ``verify`` ask of a kind --------------------------
+    def passivity(self) -> PassivityReport:
+        """Where this model could generate energy (:class:`~hapticam.models.passivity.PassivityReport`:
+        issues and notes in text, x ranges in m, cycle energy in J).
+
+        A kind overrides it with its own analysis. This default analyses nothing, so it reports the model
+        not passive: not known to be passive is not passive (render refuses it without ``--allow-active``)."""
+        name = self.kind or type(self).__name__
+        return PassivityReport(passive=False, issues=[f"kind {name} declares no passivity analysis, so it is "
+                                                      "not known to be passive"])
+
+    @classmethod
+    def passivity_of_sum(cls, parts: list["Model"]) -> PassivityReport:
+        """Where ``parts`` (models of this kind, rendered summed in one composite) could generate energy.
+
+        By default each part's own :meth:`passivity`, the reports combined (passive if every part is); a
+        kind whose parts can make up for one another when summed overrides it (the impedance tables, whose
+        static forces add)."""
+        return combined([part.passivity() for part in parts])
+
+    def handle_stiffnesses(self, at_force_N: float | None = None) -> list[tuple[str, float]]:
+        """Every stiffness (N/m) a display of this model presents at its handle, with the parameter's path
+        (names joined with ``.`` as in ``to_dict()``, a list's entries as ``path[i]``): what render's gate
+        compares with the stiffness a device renders stably. ``at_force_N`` is the device's peak force (N),
+        for a stiffness that depends on the force reached (a Hunt-Crossley law's); None: as written.
+
+        By default every parameter named ``..._Npm``; a kind overrides it where such a parameter is not N/m
+        on the handle, or where the handle feels a stiffness by another name."""
+        found: list[tuple[str, float]] = []
+
+        def walk(node: Any, path: str) -> None:
+            if isinstance(node, dict):
+                for key, value in node.items():
+                    walk(value, f"{path}.{key}" if path else str(key))
+            elif isinstance(node, list):
+                if path.endswith("_Npm") and all(_is_number(v) for v in node):
+                    found.extend((f"{path}[{i}]", float(v)) for i, v in enumerate(node))
+                else:
+                    for i, value in enumerate(node):
+                        walk(value, f"{path}[{i}]")
+            elif path.endswith("_Npm") and _is_number(node):
+                found.append((path, float(node)))
+
+        walk(self.to_dict(), "")
+        return found
 
     # -- compiled encoding --------------------------------------------------------------------------
     @abstractmethod

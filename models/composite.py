@@ -17,6 +17,7 @@ from numba import njit
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_END_STOPS, Model, model_from_dict
+from hapticam.models.passivity import PassivityReport, combined
 from hapticam.models.ranges import damping, length, stiffness
 from hapticam.models.validation import as_float, check_keys
 
@@ -48,6 +49,10 @@ class EndStops(Model):
     def from_dict(cls, data: dict[str, Any]) -> "EndStops":
         check_keys("end-stops", data, {"x_min_m", "x_max_m", "k_Npm"}, {"b_Nspm"})
         return cls(**data)
+
+    def passivity(self) -> PassivityReport:
+        """Passive by construction: ``k, b >= 0`` (validated) and never tensile (as a contact)."""
+        return PassivityReport(passive=True, notes=["end stops: passive by construction (k, b >= 0, never tensile)"])
 
     def params_block(self) -> np.ndarray:
         return np.array([self.x_min_m, self.x_max_m, self.k_Npm, self.b_Nspm])
@@ -96,6 +101,20 @@ class Composite(Model):
                 leaf.check_ranges()
             except ModelValidationError as exc:
                 raise ModelValidationError(f"components[{i}].{exc}") from None
+
+    def passivity(self) -> PassivityReport:
+        """The components' analyses together: the components of one kind judged summed
+        (:meth:`~hapticam.models.base.Model.passivity_of_sum`), the kinds' reports combined; not passive if
+        any component could generate energy or declares no analysis."""
+        by_kind: dict[type[Model], list[Model]] = {}
+        for leaf in self._leaves:
+            by_kind.setdefault(type(leaf), []).append(leaf)
+        return combined([kind.passivity_of_sum(parts) for kind, parts in by_kind.items()])
+
+    def handle_stiffnesses(self, at_force_N: float | None = None) -> list[tuple[str, float]]:
+        """Each component's stiffnesses at the handle (N/m), its paths under ``components[i].parameters``."""
+        return [(f"components[{i}].parameters.{path}", stiffness_Npm) for i, leaf in enumerate(self._leaves)
+                for path, stiffness_Npm in leaf.handle_stiffnesses(at_force_N)]
 
     def to_dict(self) -> dict[str, Any]:
         return {"components": [{"kind": m.kind, "parameters": m.to_dict()} for m in self._leaves]}

@@ -30,11 +30,22 @@ from numba import njit
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_CONTACT, Model
+from hapticam.models.passivity import PassivityReport
 from hapticam.models.ranges import FORCE_N, STIFFNESS_NPM, Range, damping, length, ratio, stiffness
 from hapticam.models.validation import as_choice, as_float, check_keys, excerpt
 
 LAWS = ("linear", "hunt-crossley")
 _LAW_CODE = {"linear": 0.0, "hunt-crossley": 1.0}
+
+
+def hunt_crossley_local_stiffness(k: float, n: float, at_force_N: float | None) -> float | None:
+    """The local stiffness (N/m) of ``F = k d^n`` (k in N/m^n) where it reaches ``at_force_N`` (N):
+    ``dF/dd = n k d^(n-1) = n F / d_F`` with ``d_F = (F / k)^(1 / n)``, its largest over the forces up to F.
+    None where k is already N/m or gives no such stiffness (no force given, ``n <= 1``, ``k <= 0``)."""
+    if not at_force_N or not n > 1.0 or not k > 0.0:
+        return None
+    depth = (at_force_N / k) ** (1.0 / n)
+    return n * at_force_N / depth
 
 
 class Contact(Model):
@@ -98,6 +109,19 @@ class Contact(Model):
     def from_dict(cls, data: dict[str, Any]) -> "Contact":
         check_keys("contact", data, {"law", "x_c_m", "k_Npm", "b_Nspm"}, {"n", "side"})
         return cls(**data)
+
+    def passivity(self) -> PassivityReport:
+        """Passive by construction: ``k, b >= 0`` (validated) and never tensile (module docstring)."""
+        return PassivityReport(passive=True, notes=[f"{self.law} contact at {self.x_c_m * 1e3:.3f} mm: passive by "
+                                                    "construction (k, b >= 0, never tensile)"])
+
+    def handle_stiffnesses(self, at_force_N: float | None = None) -> list[tuple[str, float]]:
+        """The wall's stiffness (N/m); a Hunt-Crossley k (N/m^n, n > 1) as its local stiffness where the wall
+        reaches ``at_force_N`` (N, :func:`hunt_crossley_local_stiffness`), as written without a force."""
+        local = hunt_crossley_local_stiffness(self.k_Npm, self.n, at_force_N) if self.law == "hunt-crossley" else None
+        if local is None:
+            return super().handle_stiffnesses(at_force_N)
+        return [(f"k_Npm (local, at {at_force_N:g} N)", local)]
 
     def params_block(self) -> np.ndarray:
         return np.array([_LAW_CODE[self.law], self.x_c_m, self.k_Npm, self.b_Nspm, self.n, float(self.side)])

@@ -71,6 +71,7 @@ from numba import njit
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_FRICTION, Model
+from hapticam.models.passivity import PassivityReport
 from hapticam.models.ranges import FORCE_N, Range, damping, length, ratio, stiffness, velocity
 from hapticam.models.validation import as_choice, as_float, excerpt
 
@@ -181,6 +182,44 @@ class Friction(Model):
             return np.where(np.abs(v) >= p["dv_mps"], sliding, 0.0)
         g = p["Fc_N"] + (p["Fs_N"] - p["Fc_N"]) * np.exp(-(v / p["vs_mps"]) ** 2)
         return g * np.sign(v) + p["sigma2_Nspm"] * v
+
+    def passivity(self) -> PassivityReport:
+        """Coulomb-viscous: ``F v >= 0`` for all v. Stribeck: ``F(v) v >= 0`` checked over ``|v| <= 50 v_t``
+        (an issue where it fails). Karnopp: sliding and the saturating stick spring dissipate; each entry into
+        the stick band stores at most ``Fc^2 / (2 k_stick)`` J that the spring may return. LuGre: against the
+        sufficient condition ``sigma2 >= sigma1 (Fs - Fc) / Fc`` (storage ``sigma0 z^2 / 2``: the bristle term
+        dissipates ``sigma0 |v| z^2 / g(v) >= 0``, the sigma1 term can return at most
+        ``sigma1 v^2 (Fs / Fc - 1)``); below it a note, not an issue."""
+        report = PassivityReport(passive=True)
+        p = self.parameters
+        if self.law == "coulomb-viscous":
+            report.notes.append("coulomb-viscous friction: F v >= 0 for all v (passive by construction)")
+        elif self.law == "stribeck":
+            v = np.linspace(-50.0, 50.0, 20001) * p["v_t_mps"]
+            bad = self.steady_state_force(v) * v < -1e-12
+            if bad.any():
+                vb = np.abs(v[bad])
+                report.issues.append(f"stribeck friction opposes dissipation (F v < 0) for |v| in "
+                                     f"{vb.min():.4g}..{vb.max():.4g} m/s (mu_s much below mu_d)")
+            else:
+                report.notes.append("stribeck friction: F(v) v >= 0 checked over |v| <= 50 v_t (passive)")
+        elif self.law == "karnopp":
+            e = p["Fc_N"] ** 2 / (2.0 * p["k_stick_Npm"])  # energy of the anchor spring at Fc
+            report.notes.append(f"karnopp friction: sliding and the saturating stick spring dissipate; each entry "
+                                f"into the stick band stores at most Fc^2/(2 k_stick) = {e:.3g} J that the spring "
+                                "may return")
+        else:
+            s1, s2, fc, fs = p["sigma1_Nspm"], p["sigma2_Nspm"], p["Fc_N"], p["Fs_N"]
+            if s1 == 0.0 or fs == fc:
+                report.notes.append("lugre friction: passive (sigma1 = 0 or Fs = Fc)")
+            elif fc > 0.0 and s2 >= s1 * (fs - fc) / fc:
+                report.notes.append("lugre friction: passive (sigma2 >= sigma1 (Fs - Fc) / Fc)")
+            else:
+                need = s1 * (fs - fc) / fc if fc > 0.0 else float("inf")
+                report.notes.append(f"lugre friction: passivity not guaranteed: sigma2 = {s2:g} N s/m is below "
+                                    f"sigma1 (Fs - Fc) / Fc = {need:g} N s/m (sufficient condition)")
+        report.passive = not report.issues
+        return report
 
     def to_dict(self) -> dict[str, Any]:
         return {"law": self.law, **self._values,

@@ -152,6 +152,8 @@ import numpy as np
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.base import KIND_HYBRID_KEY, Model
+from hapticam.models.contact import hunt_crossley_local_stiffness
+from hapticam.models.passivity import PassivityReport
 from hapticam.models.ranges import Range, body_mass, damping, force, length, ratio, stiffness
 # the compiled kernel and the block layout are re-exported: they are part of this module's API
 from hapticam.models.hybrid_key_coupling import coupling_for_device  # noqa: F401
@@ -251,6 +253,10 @@ class HybridKey(Model):
 
     kind = "hybrid-key"
     kind_code = KIND_HYBRID_KEY
+    #: the hammer's landings and string strikes (located events) and the key on its keybed (flag bit 5)
+    impact_events = ("landing", "string", "keybed")
+    #: a coupled key's springs that act on the handle itself, beside the coupling (module docstring, "Coupled key")
+    AT_THE_HANDLE = ("keybed_k_Npm", "return_spring_Npm")
     #: physical ranges (:mod:`hapticam.models.ranges`); the key-hammer contact's k and b (N/m^n,
     #: N s/m^(n+1)) act on the simulated hammer, not on the handle, and keep the constructor's bounds
     RANGES = {"key_mass_kg": body_mass(), "hammer_mass_kg": body_mass(zero_allowed=False),
@@ -439,6 +445,25 @@ class HybridKey(Model):
         keybed_b_Nspm, coupling_k_Npm, coupling_b_Nspm, hammer_rail, jack_pickup_m, touch_m."""
         check_keys("hybrid-key", data, _REQUIRED, _OPTIONAL)
         return cls(**data)
+
+    def passivity(self) -> PassivityReport:
+        """Passive as a mechanical system: ``__init__`` holds masses, springs and dampings >= 0 and restitutions
+        <= 1, gravity is conservative and the escapement's drop only breaks contact."""
+        return PassivityReport(passive=True, notes=[
+            "hybrid-key: passive as a mechanical system (masses and springs >= 0, contact damping >= 0 or restitution "
+            "<= 1, string restitution <= 1, keybed k, b >= 0, gravity conservative); its sampled rendering is not "
+            "covered by this check (the servo loop's passivity observer, render --passivity, watches it)"])
+
+    def handle_stiffnesses(self, at_force_N: float | None = None) -> list[tuple[str, float]]:
+        """Coupled: the coupling and the springs the kernel applies at the handle (``AT_THE_HANDLE``), N/m; the
+        hammer's contact acts on the simulated key. Driven directly: every ``_Npm`` parameter, a Hunt-Crossley
+        contact's k (N/m^n) as its local stiffness at ``at_force_N`` (N; ``hunt_crossley_local_stiffness``)."""
+        if self.coupling_k_Npm is not None:
+            return [(name, float(getattr(self, name))) for name in ("coupling_k_Npm",) + self.AT_THE_HANDLE]
+        k, n = self.contact.get("k_Npm", 0.0), self.contact.get("n", 1.0)
+        local = hunt_crossley_local_stiffness(k, n, at_force_N)
+        return [(f"{path} (local, at {at_force_N:g} N)", local) if local and path == "contact.k_Npm" else (path, value)
+                for path, value in super().handle_stiffnesses(at_force_N)]
 
     # -- simulation -----------------------------------------------------------------------------------
     def simulate(self, x_m: Any, dt_s: float, v_mps: Any = None, a_mps2: Any = None) -> "HybridKeyTrace":

@@ -24,6 +24,17 @@ the range continues along the end segment's line ``k x + F0`` (it is not clamped
 A pure position table ``F0(x, dir)`` (MacLean's and Weir's playback of measured force-displacement
 curves) is the special case ``m = b = k = 0`` with linear interpolation: :func:`position_table`.
 
+Passivity
+---------
+The quasi-static force of a direction is ``F_s(x, dir) = k(x) x + F0(x)`` (seed 001 eq. 8 with v = a = 0,
+summed over the tables of a composite). Over a slow press/release cycle the probe puts in
+``W = integral (F_s(x, +1) - F_s(x, -1)) dx`` (seed 001 eq. 1 sign convention: F is the force the probe
+applies), so wherever the releasing force exceeds the pressing force at the same x the object returns more
+energy than it took: those x ranges are reported as active, inside the tables and beyond them, where the
+end segments' lines continue. A position-only table (no release table) is conservative and never active.
+Negative mass or damping at any x (either direction) is reported too, since ``m a`` with ``m < 0`` and
+``b v`` with ``b < 0`` feed energy in (:meth:`SegmentedImpedance.passivity`).
+
 References
 ----------
 seed 001: Colton & Hollerbach, "Identification of Nonlinear Passive Devices for Haptic Simulations".
@@ -31,6 +42,7 @@ seed 001: Colton & Hollerbach, "Identification of Nonlinear Passive Devices for 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -39,9 +51,13 @@ from numba import njit
 from hapticam.errors import ModelValidationError
 from hapticam.models.ranges import OFFSET_FORCE_N, STIFFNESS_NPM, Range, damping, length, mass, stiffness, velocity
 from hapticam.models.base import KIND_IMPEDANCE, Model
+from hapticam.models.passivity import PassivityReport, mm_text, ranges_where
 from hapticam.models.validation import MAX_BREAKPOINTS, as_array, as_choice, as_float, check_keys, excerpt
 
 INTERPOLATIONS = ("constant", "linear")
+#: points of the passivity check's grid over the tables (four per breakpoint where they hold more), and its most
+GRID_POINTS = 20001
+MAX_GRID_POINTS = 2_000_001
 _PARAM_FIELDS = ("m_kg", "b_Nspm", "k_Npm", "f0_N")
 
 # Parameter block layout (offsets are relative to the block start):
@@ -63,7 +79,7 @@ class ImpedanceTable:
         Mass (kg), damping (N s/m), stiffness (N/m) and offset force (N): either ``n`` entries (one per
         segment, for constant interpolation) or ``n + 1`` (one per breakpoint, for linear), all the same
         length. Negative values are accepted here (identified linearisations may have them: a tactile
-        drop has ``k < 0``); :func:`hapticam.models.passivity.check_passivity` reports negative ``m`` or
+        drop has ``k < 0``); :meth:`SegmentedImpedance.passivity` reports negative ``m`` or
         ``b``, and a model file holds them only when marked active (:attr:`SegmentedImpedance.RANGES`).
     where : str
         Prefix used in error messages (``"press"``/``"release"`` inside :class:`SegmentedImpedance`).
@@ -281,6 +297,20 @@ class SegmentedImpedance(Model):
         """``[direction]``, initially +1 (pressing)."""
         return np.array([1.0])
 
+    # -- passivity ------------------------------------------------------------------------------------
+    def passivity(self) -> PassivityReport:
+        """Where this table could generate energy (module docstring, "Passivity")."""
+        return self.passivity_of_sum([self])
+
+    @classmethod
+    def passivity_of_sum(cls, parts: list[SegmentedImpedance]) -> PassivityReport:  # type: ignore[override]
+        """Where the tables ``parts``, summed, could generate energy: their static forces, masses and
+        dampings add, so one table's hysteresis may make up for another's (module docstring, "Passivity")."""
+        report = PassivityReport(passive=True)
+        _check_static_cycle(parts, report)
+        report.passive = not report.issues
+        return report
+
 
 def position_table(x_m: Any, f_press_N: Any, f_release_N: Any = None, *,
                    dead_band_mps: float = 1e-3) -> SegmentedImpedance:
@@ -303,6 +333,89 @@ def position_table(x_m: Any, f_press_N: Any, f_release_N: Any = None, *,
     press = make(f_press_N, "press", "f_press_N")
     release = None if f_release_N is None else make(f_release_N, "release", "f_release_N")
     return SegmentedImpedance(press, release, interpolation="linear", dead_band_mps=dead_band_mps)
+
+
+# -- passivity --------------------------------------------------------------------------------------
+def _check_static_cycle(parts: list[SegmentedImpedance], report: PassivityReport) -> None:
+    """The summed tables of ``parts``: negative mass or damping, and where the releasing static force exceeds the
+    pressing one, on a grid over the tables holding every breakpoint; the findings go into ``report``."""
+    lo = min(p.x_range()[0] for p in parts)
+    hi = max(p.x_range()[1] for p in parts)
+    n_bp = sum(p.press.breakpoints_m.size + (p.release.breakpoints_m.size if p.release else 0) for p in parts)
+    n = int(min(max(GRID_POINTS, 4 * n_bp), MAX_GRID_POINTS))
+    extra = [p.press.breakpoints_m for p in parts] + [p.release.breakpoints_m for p in parts if p.release]
+    nodes = np.unique(np.concatenate([np.linspace(lo, hi, n), *extra]))
+    # evaluate at the nodes (every breakpoint is one) and at the midpoints between them, so no cell
+    # straddles a breakpoint and the midpoint rule integrates piecewise-linear static forces exactly
+    x = np.empty(2 * nodes.size - 1)
+    x[0::2] = nodes
+    x[1::2] = 0.5 * (nodes[1:] + nodes[:-1])
+    static = {}
+    for d in (1, -1):
+        m_sum = np.zeros_like(x)
+        b_sum = np.zeros_like(x)
+        f_sum = np.zeros_like(x)
+        for p in parts:
+            m, b, k, f0 = p.parameters_at(x, d)
+            m_sum += m
+            b_sum += b
+            f_sum += k * x + f0  # quasi-static force k x + F0  (seed 001 eq. 8 with v = a = 0)
+        static[d] = f_sum
+        name = "pressing" if d == 1 else "releasing"
+        for label, arr, out in (("mass m", m_sum, report.negative_mass_ranges_m),
+                                ("damping b", b_sum, report.negative_damping_ranges_m)):
+            for r in ranges_where(x, arr < 0.0):
+                out.append((d, *r))
+                report.issues.append(f"negative {label} while {name} over {mm_text(r)} "
+                                     f"(min {arr[(x >= r[0]) & (x <= r[1])].min():.4g})")
+    diff = static[-1] - static[1]  # releasing minus pressing static force (N)
+    tol = 1e-9 * max(1.0, float(np.max(np.abs(static[1]))), float(np.max(np.abs(static[-1]))))
+    for r in ranges_where(x, diff > tol):
+        report.active_ranges_m.append(r)
+        sel = (x >= r[0]) & (x <= r[1])
+        report.issues.append(f"releasing static force exceeds pressing static force over {mm_text(r)} "
+                             f"(by up to {diff[sel].max():.4g} N): a press/release cycle there generates energy")
+    report.cycle_energy_J = float(np.sum(-diff[1::2] * np.diff(nodes)))  # W = integral (F+ - F-) dx
+    report.x_range_m = (lo, hi)
+    _check_beyond(parts, lo, hi, tol, report)
+    report.notes.append(f"impedance checked at {x.size} points over {mm_text((lo, hi))} and, beyond it, where the "
+                        "end segments' lines continue")
+    if all(p.release is None for p in parts):
+        report.notes.append("no release table: the static force depends on x only (conservative)")
+
+
+def _check_beyond(parts: list[SegmentedImpedance], lo: float, hi: float, tol: float,
+                  report: PassivityReport) -> None:
+    """Beyond the tables the kernel continues the end segments (``k x + F0``, seed 001 eq. 8): the releasing
+    minus pressing static force is a line there, and one that rises away from the table (N/m) generates
+    energy from where it crosses zero on, however far out (any workspace may reach it)."""
+    def diff(xs: float) -> float:
+        total = 0.0
+        for p in parts:
+            for d, sign in ((-1, 1.0), (1, -1.0)):
+                _, _, k, f0 = p.parameters_at(np.array([xs]), d)
+                total += sign * float(k[0] * xs + f0[0])
+        return total
+
+    for edge, outward in ((hi, 1.0), (lo, -1.0)):
+        near, far = diff(edge + outward * 1e-3), diff(edge + outward * 1.001)
+        rise = far - near                                  # N over 1 m outward
+        if rise <= tol:
+            continue
+        at_edge = diff(edge)
+        start = edge if at_edge >= -tol else edge - outward * at_edge / rise    # where the line crosses zero
+        span = (start, math.inf) if outward > 0 else (-math.inf, start)
+        ranges = report.active_ranges_m
+        joined = [i for i, (a, b) in enumerate(ranges) if (b if outward > 0 else a) == edge and start == edge]
+        if joined:                                         # an active range inside runs on past the edge
+            a, b = ranges[joined[0]]
+            ranges[joined[0]] = (a, math.inf) if outward > 0 else (-math.inf, b)
+        else:
+            ranges.append(span)
+        side = "beyond" if outward > 0 else "below"
+        report.issues.append(f"{side} the table the end segments' lines continue and the releasing static force "
+                             f"exceeds the pressing one from {start * 1e3:.3f} mm on (by {rise:.4g} N more per "
+                             "metre): a press/release cycle there generates energy")
 
 
 # -- kernel ------------------------------------------------------------------------------------------

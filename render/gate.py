@@ -20,54 +20,17 @@ from hapticam.models.base import Model
 from hapticam.models.acceptance import require_renderable
 
 
-#: a coupled hybrid key's springs that act on the handle itself, beside the coupling
-#: (:func:`hapticam.models.hybrid_key_kernel.hybrid_key_force`: "the key's springs and keybed at the handle")
-AT_THE_HANDLE = ("keybed_k_Npm", "return_spring_Npm")
-
-
 def stiffnesses_Npm(model: Model, at_force_N: float | None = None) -> list[tuple[str, float]]:
     """Every stiffness the handle feels (keys ending in ``_Npm``, N/m) with its path.
 
     Two parameters named ``_Npm`` are not N/m on the handle: a coupled hybrid key's inner stiffnesses (its
     hammer's contact) act on its simulated key, so only the coupling (``coupling_k_Npm``) and the springs the
-    kernel applies at the handle (``AT_THE_HANDLE``: keybed and return spring) reach it; and a Hunt-Crossley
-    law ``F = k d^n`` (``law: hunt-crossley``, n > 1) holds k in N/m^n. With ``at_force_N`` (N, the device's
+    kernel applies at the handle (``HybridKey.AT_THE_HANDLE``: keybed and return spring) reach it; and a
+    Hunt-Crossley law ``F = k d^n`` (``law: hunt-crossley``, n > 1) holds k in N/m^n. With ``at_force_N`` (N, the device's
     peak force) such a k is given as its local stiffness where it reaches that force,
     ``dF/dd = n k d^(n-1) = n F / d_F`` with ``d_F = (F / k)^(1 / n)``: its largest over the forces the
     device can render. Without it, k is given as it is."""
-    found: list[tuple[str, float]] = []
-
-    def number(value: Any) -> bool:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-    def join(path: str, key: Any) -> str:
-        return f"{path}.{key}" if path else str(key)
-
-    def walk(node: Any, path: str) -> None:
-        if isinstance(node, dict):
-            coupling = node.get("coupling_k_Npm")
-            if number(coupling) and coupling > 0:
-                found.extend((join(path, key), float(node[key])) for key in ("coupling_k_Npm",) + AT_THE_HANDLE
-                             if number(node.get(key)))
-                return
-            k, n = node.get("k_Npm"), node.get("n")
-            if node.get("law") == "hunt-crossley" and at_force_N and number(k) and number(n) and n > 1 and k > 0:
-                depth = (at_force_N / k) ** (1.0 / n)
-                found.append((join(path, "k_Npm") + f" (local, at {at_force_N:g} N)", n * at_force_N / depth))
-                node = {key: value for key, value in node.items() if key != "k_Npm"}
-            for key, value in node.items():
-                walk(value, join(path, key))
-        elif isinstance(node, list):
-            if path.endswith("_Npm") and all(number(v) for v in node):
-                found.extend((f"{path}[{i}]", float(v)) for i, v in enumerate(node))
-            else:
-                for i, value in enumerate(node):
-                    walk(value, f"{path}[{i}]")
-        elif path.endswith("_Npm") and number(node):
-            found.append((path, float(node)))
-
-    walk(model.to_dict(), "")
-    return found
+    return model.handle_stiffnesses(at_force_N)
 
 
 def check_for_device(model: Model, spec: DeviceSpec, rate_hz: float, *, allow_active: bool = False

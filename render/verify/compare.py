@@ -64,7 +64,6 @@ from hapticam.identify.metrics import fit_report
 from hapticam.identify.preprocess import prepare
 from hapticam.models.base import Model
 from hapticam.models.kernels import model_force
-from hapticam.models.passivity import check_passivity
 from hapticam.render.loop import AUTO_PROXY_FRACTION, MAX_SIMULATED_TICKS, LoopConfig, run_simulated
 from hapticam.render.result import RenderResult
 from hapticam.render.safety import SafetyConfig
@@ -211,7 +210,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     turning = reversal_window(prepared.t, prepared.v, prepared.dead_band_mps, prepared.cutoff_hz) | flagged[0]
     curves_ref, curves_ren, report = _features(x_cap, x_ren, capture.f_N, f_ren, direction, valid, th, turning)
     failures: list[str] = []
-    passivity = check_passivity(model)
+    passivity = model.passivity()
     if not passivity.passive:
         failures.append("the model is not passive: " + "; ".join(passivity.issues[:2]))
     inertia = unmodelled_inertia(prepared.a, capture.f_N, f_ren, valid)
