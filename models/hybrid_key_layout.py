@@ -1,6 +1,33 @@
-"""Layout of the hybrid key's compiled parameter and state blocks, its event codes, flags and limits.
+"""Layout of the hybrid key's compiled parameter and state blocks, its event codes, flags and limits
+(the model itself: :mod:`hapticam.models.hybrid_key`).
 
-The meaning of every entry is in :mod:`hapticam.models.hybrid_key`'s module docstring.
+Parameter block (``params_block()``, float64)::
+
+    0 key mass m_k (kg)            1 return spring k_r (N/m)       2 preload F_p (N)
+    3 hammer mass m_h (kg)         4 lever ratio r                 5 gravity g (m/s^2)
+    6 law (0 Hunt-Crossley, 1 rigid)  7 k (N/m^n)  8 b (N s/m^(n+1))  9 n   10 restitution e
+    11 let-off x_l (m; 1e30 if none)  12 string height y_s (m; 1e30 if none)  13 string restitution e_s
+    14 keybed x_kb (m; 1e30 if none)  15 keybed k_kb (N/m)  16 keybed b_kb (N s/m)
+    17 sub-step (s)   18 rest penetration (m; Hunt-Crossley)   19 capture speed (m/s)
+    20 check drop d_c (m)   21 repetition point x_r (m; -1e30 if no let-off)
+    22 handle-key coupling k_c (N/m; 0: the key is the handle)   23 coupling damping b_c (N s/m)
+    24 key sub-step h_k (s; coupled key)   25 key damper b_d on the key's motion relative to the handle (N s/m)
+
+State block (``initial_state()``, float64)::
+
+    0 hammer height y (m)        1 hammer velocity y_dot (m/s)
+    2 key position at the previous tick (m)     3 mean key velocity over the previous tick (m/s)
+    4 mode (0 flight, 1 contact)    5 flags of the last tick (bit field below)
+    6 escaped latch (0/1)           7 initialised (0 until the first tick places the hammer at rest)
+    8-11 time since the last landing, lift-off, string hit, let-off (s; -1 never)
+    12 relative speed of the last landing (m/s)   13 hammer speed at the last string hit (m/s)
+    14 hammer reaction felt at the key over the last tick, (ds/dx) Fbar_c (N)
+    15 number of numerical recoveries (state reset to rest after a non-finite or runaway value)
+    16 length of the previous tick (s; 0 before the first)
+    17 number of events in the last tick; 18-29 the first four: (code, time in tick (s), speed (m/s))
+    30-33 coupled key: key position x_k (m), velocity (m/s), handle position at the last tick (m),
+    hammer reaction of the last key sub-step (N); 34-47 the tick's events gathered over key sub-steps;
+    48-49 the handle's mean velocity (m/s) and length (s) of the previous tick
 """
 
 from __future__ import annotations
