@@ -95,6 +95,8 @@ class Model(ABC):
     RANGES: ClassVar[dict[str, Range]] = {}
     #: marked active: may hold negative mass or damping (``active: true`` in its parameters)
     active: bool = False
+    #: event-based transients (:class:`hapticam.models.transients.Transient`) its model file carries; none by default
+    transients: tuple = ()
     #: the impacts its compiled kernel reports (names such as ``"landing"``): what a rendering of it can
     #: show as an impact; none by default
     impact_events: ClassVar[tuple[str, ...]] = ()

@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
 
     show = msub.add_parser("show", help="kind, parameters, provenance and passivity report of a model",
                            description="Print a model's kind, axis, parameters (long lists as count and range), "
-                                       "provenance, uncertainty and passivity report.")
+                                       "provenance, uncertainty, event-based transients and passivity report.")
     show.add_argument("model", metavar="MODEL", help=_MODEL_HELP)
     show.add_argument("--json", action="store_true", help="print the whole file content as JSON")
     show.set_defaults(func=_cmd_show)
@@ -36,8 +36,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     convert = msub.add_parser(
         "convert", help="convert a model file to YAML or msgpack (by OUT's suffix)",
         description="Read MODEL, check it as every loader does, and write the same document (parameters, "
-                    "provenance, uncertainty, axis) to OUT: YAML for .yaml/.yml, msgpack for .msgpack. OUT is "
-                    "written atomically: never half a file.")
+                    "provenance, uncertainty, axis, transients) to OUT: YAML for .yaml/.yml, msgpack for "
+                    ".msgpack. OUT is written atomically: never half a file.")
     convert.add_argument("model", metavar="MODEL", help=_MODEL_HELP)
     convert.add_argument("out", metavar="OUT", help="output file, .yaml or .msgpack")
     convert.set_defaults(func=_cmd_convert)
@@ -115,6 +115,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if doc.uncertainty:
         print("uncertainty:")
         print("\n".join(_summarise(doc.uncertainty, axis=doc.axis)))
+    if model.transients:
+        print("transients (event-based pulses, F = gain v exp(-t / decay) sin(2 pi f t) at an impact of speed v):")
+        for transient in model.transients:
+            print(f"  {_transient_line(transient)}")
     print("passivity:")
     for line in str(check_passivity(model)).splitlines():
         print(f"  {line}")
@@ -127,13 +131,27 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sd(value: float | None, scale: float = 1.0) -> str:
+    """`` +- value`` (times ``scale``: a unit change) for a known standard deviation, else nothing."""
+    return "" if value is None else f" +- {value * scale:.2g}"
+
+
+def _transient_line(t: Any) -> str:
+    """One line for a :class:`~hapticam.models.transients.Transient`: event, gain, frequency, decay, each with
+    its standard deviation when known, and the impacts it was fitted on."""
+    return (f"{t.event:<8} gain {t.gain_N_per_mps:.4g}{_sd(t.gain_sd)} N/(m/s), frequency {t.frequency_hz:.4g}"
+            f"{_sd(t.frequency_sd_hz)} Hz, decay {t.decay_s * 1e3:.4g}{_sd(t.decay_sd_s, 1e3)} ms, "
+            f"fitted on {t.samples} impact{'s' if t.samples != 1 else ''}")
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     suffix = Path(args.out).suffix.lower()
     if suffix not in YAML_SUFFIXES + MSGPACK_SUFFIXES:
         raise UsageError(f"{args.out}: output must end in .yaml or .msgpack")
     _model, doc = load_model(args.model)
     out = ModelDocument(kind=doc.kind, parameters=doc.parameters, provenance=doc.provenance,
-                        uncertainty=doc.uncertainty, schema_version=doc.schema_version, axis=doc.axis)
+                        uncertainty=doc.uncertainty, schema_version=doc.schema_version, axis=doc.axis,
+                        transients=doc.transients)
     save_document(args.out, out)
     print(f"wrote {args.out} ({doc.kind}, {'YAML' if suffix in YAML_SUFFIXES else 'msgpack'})")
     return 0

@@ -16,6 +16,8 @@ A model file is a mapping with exactly these fields::
       notes: [...]                # optional free text (e.g. identifiability statements)
     uncertainty: {...}            # optional: parameter standard deviations, same layout as parameters
     axis: rotary                  # optional: linear (default: m, N) or rotary (rad, N m; a knob)
+    transients:                   # optional: event-based pulses (hapticam.models.transients), one per event
+      - {event: landing, gain_N_per_mps: 12.0, frequency_hz: 95.0, decay_s: 0.004, samples: 6}
 
 YAML is parsed once, by libyaml's event parser where available, into plain data built from the events
 (:mod:`hapticam.bounded_yaml`): nesting depth (``MAX_DEPTH``) and node count (``MAX_NODES``) are checked
@@ -50,6 +52,7 @@ from hapticam.errors import HapticError, ModelFileError
 from hapticam.fileio import MODEL_SUFFIXES, MSGPACK_SUFFIXES, YAML_SUFFIXES, atomic_write_bytes, read_limited
 from hapticam.models.acceptance import axis_refusal
 from hapticam.models.base import Model, model_from_dict
+from hapticam.models.transients import Transient
 from hapticam.models.validation import excerpt
 
 FORMAT_NAME = "hapticam-model"
@@ -67,7 +70,7 @@ LIBRARY_PREFIX = "library:"
 MAX_INDEX_BYTES = 64 * 1024 * 1024
 
 _TOP_REQUIRED = {"format", "schema_version", "kind", "parameters"}
-_TOP_OPTIONAL = {"provenance", "uncertainty", "axis"}
+_TOP_OPTIONAL = {"provenance", "uncertainty", "axis", "transients"}
 AXES = ("linear", "rotary")
 _PROVENANCE_FIELDS = {"created", "hapticam_version", "method", "settings", "source", "metrics", "notes"}
 _SOURCE_FIELDS = {"name", "sha256"}
@@ -84,10 +87,12 @@ class ModelDocument:
     schema_version: int = SCHEMA_VERSION
     path: str | None = None
     axis: str = "linear"
+    #: the event-based transients' mappings (:meth:`Transient.to_dict`), None when the file has none
+    transients: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the file mapping (the same for both encodings); ``axis`` only when not linear, so files of
-        linear models read as before everywhere."""
+        """Return the file mapping (the same for both encodings); ``axis`` only when not linear and
+        ``transients`` only when there are some, so other files read as before everywhere."""
         out: dict[str, Any] = {"format": FORMAT_NAME, "schema_version": self.schema_version,
                                "kind": self.kind, "parameters": self.parameters,
                                "provenance": self.provenance}
@@ -95,6 +100,8 @@ class ModelDocument:
             out["uncertainty"] = self.uncertainty
         if self.axis != "linear":
             out["axis"] = self.axis
+        if self.transients:
+            out["transients"] = self.transients
         return out
 
 
@@ -266,6 +273,27 @@ def _check_uncertainty(value: Any, name: str, where: str) -> None:
             raise ModelFileError(f"{name}: {at}: a standard deviation must be >= 0, got {excerpt(item)}")
 
 
+def parse_transients(value: Any, name: str) -> tuple[Transient, ...]:
+    """The ``transients`` list of a model file: one mapping per event kind, each checked by
+    :meth:`Transient.from_dict`; raises :class:`ModelFileError` naming ``transients[i].field``."""
+    if not isinstance(value, list):
+        raise ModelFileError(f"{name}: transients: expected a list of mappings (event, gain_N_per_mps, "
+                             f"frequency_hz, decay_s), got {excerpt(value)}")
+    parsed: list[Transient] = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ModelFileError(f"{name}: transients[{i}]: expected a mapping, got {excerpt(item)}")
+        try:
+            transient = Transient.from_dict(item)
+        except HapticError as exc:
+            raise ModelFileError(f"{name}: transients[{i}].{exc}") from None
+        if any(t.event == transient.event for t in parsed):
+            raise ModelFileError(f"{name}: transients[{i}].event: {transient.event!r} given twice (one pulse "
+                                 "per event kind)")
+        parsed.append(transient)
+    return tuple(parsed)
+
+
 def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, ModelDocument]:
     """Validate a decoded file mapping and build the model. Raises :class:`ModelFileError`."""
     if not isinstance(raw, dict):
@@ -301,6 +329,7 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
     uncertainty = raw.get("uncertainty")
     if uncertainty is not None:
         _check_uncertainty(uncertainty, name, "uncertainty")
+    transients = parse_transients(raw["transients"], name) if "transients" in raw else ()
     try:
         model = model_from_dict(kind, raw["parameters"])
         model.check_ranges()
@@ -308,8 +337,10 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
         raise ModelFileError(f"{name}: {exc}") from None
     except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
         raise ModelFileError(f"{name}: invalid {kind} parameters ({exc})") from None
+    model.transients = transients
     doc = ModelDocument(kind=kind, parameters=model.to_dict(), provenance=provenance,
-                        uncertainty=uncertainty, schema_version=version, path=name, axis=axis)
+                        uncertainty=uncertainty, schema_version=version, path=name, axis=axis,
+                        transients=[t.to_dict() for t in transients] if "transients" in raw else None)
     return model, doc
 
 
@@ -378,15 +409,20 @@ def save_document(path: str | os.PathLike[str], doc: ModelDocument) -> None:
 
 
 def save_model(path: str | os.PathLike[str], model: Model, *, provenance: dict[str, Any] | None = None,
-               uncertainty: dict[str, Any] | None = None, axis: str = "linear") -> ModelDocument:
+               uncertainty: dict[str, Any] | None = None, axis: str = "linear",
+               transients: "tuple[Transient, ...] | list[Transient] | None" = None) -> ModelDocument:
     """Write ``model`` to ``path`` (``.yaml`` or ``.msgpack``) atomically and return the document.
 
     ``provenance`` defaults to ``make_provenance("hand-authored")``; it is validated like a loaded file's.
-    ``axis`` is the axis kind the parameters' units refer to (``rotary``: rad, N m).
+    ``axis`` is the axis kind the parameters' units refer to (``rotary``: rad, N m). ``transients``
+    (:class:`~hapticam.models.transients.Transient`) default to the model's own (``model.transients``);
+    the file holds the key only when there are some.
     """
     prov = provenance if provenance is not None else make_provenance("hand-authored")
+    pulses = tuple(model.transients if transients is None else transients)
     doc = ModelDocument(kind=model.kind, parameters=to_builtin(model.to_dict()), provenance=to_builtin(prov),
-                        uncertainty=None if uncertainty is None else to_builtin(uncertainty), axis=axis)
+                        uncertainty=None if uncertainty is None else to_builtin(uncertainty), axis=axis,
+                        transients=[to_builtin(t.to_dict()) for t in pulses] or None)
     # Validate exactly what a reader will see (plain data, known fields) before touching the disk.
     document_from_mapping(doc.to_dict(), os.fspath(path))
     save_document(path, doc)
