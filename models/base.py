@@ -36,6 +36,8 @@ kind is added in these places:
 
 from __future__ import annotations
 
+import importlib
+
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
@@ -231,8 +233,10 @@ class Model(ABC):
               state: np.ndarray | None = None) -> float:
         """Evaluate the compiled kernel once (N). Pass ``state`` to carry internal state between calls.
 
-        The kernel is :func:`hapticam.models.kernels.model_force`, which registers itself here when the
-        models package is imported (so this module needs no import of the kernels)."""
+        The kernel is :func:`hapticam.models.kernels.model_force`, which registers itself here when its module
+        is imported (so this module needs no import of the kernels at load); the first call imports it."""
+        if not FORCE_KERNEL:
+            importlib.import_module("hapticam.models.kernels")
         compiled = self.compile()
         s = compiled.reset_state() if state is None else state
         return float(FORCE_KERNEL[0](compiled.params, s, float(x_m), float(v_mps), float(a_mps2), float(dt_s)))
