@@ -45,6 +45,7 @@ def probe_and_identify(result: Any, out: Path, target_name: str, seed: int, say:
     from hapticam.models.hybrid_key import coupling_for_device
     from hapticam.devices.sim import SimParams
     from hapticam.identify.hybrid.key_params import friction_width, to_model, with_extras
+    from hapticam.identify.transients import identify_transients
 
     t0 = time.perf_counter()
     target = get_target(target_name)
@@ -78,14 +79,18 @@ def probe_and_identify(result: Any, out: Path, target_name: str, seed: int, say:
     model = with_extras(to_model(v, (kc, bc)), fit.extra,
                         friction_width(fit.extra.get("friction_N", 0.0), SimParams().handle_mass_kg, 1000.0))
     uncertainty = fit.uncertainty() if not fit.extra else {"hybrid-key": fit.uncertainty()}
+    model.transients, transient_notes = identify_transients(model, caps)
     save_model(out / "model.yaml", model, uncertainty=uncertainty,
                provenance=make_provenance("hybrid-key", notes=[f"fixed {k}: {w}" for k, w in fit.fixed.items()]
-                                          + fit.notes))
+                                          + fit.notes + transient_notes))
     result.files["model"] = out / "model.yaml"
     result.stages["identify"] = {"method": "hybrid-key", "roles": fit.roles, "fixed": sorted(fit.fixed),
                                  "beside_the_key": dict(fit.extra),
+                                 "transients": [t.to_dict() for t in model.transients],
                                  "fit_percent_100Hz": fit.fit_percent, "seconds": round(time.perf_counter() - t0, 2)}
     beside = "".join(f", {k} {val:.4g}" for k, val in fit.extra.items())
+    beside += "".join(f", {t.event} transient {t.gain_N_per_mps:.3g} N/(m/s) {t.frequency_hz:.3g} Hz"
+                      for t in model.transients)
     say(f"[2/4] identify  hybrid-key ({len(fit.std_errors)} parameters with standard errors, fixed: "
         f"{', '.join(sorted(fit.fixed))}{beside}) -> {result.files['model']}")
     return model

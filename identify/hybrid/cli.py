@@ -31,7 +31,8 @@ def register_hybrid_key(isub: argparse._SubParsersAction) -> None:
                     "keybed (required), strokes at graded speeds, an oscillation below let-off, a long periodic "
                     "excitation. Writes the model with standard errors (uncertainty) and what was fixed; Coulomb friction "
                     "and a let-off bump the slow stroke shows are written beside the key (a composite with "
-                    "friction and contact components).")
+                    "friction and contact components); the force pulses the captures show at the hammer's "
+                    "impacts beyond the model's own force are written as event-based transients.")
     c.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.csv or .npz), >= 10 kHz for strokes")
     c.add_argument("-o", "--output", required=True, help="model file to write (.yaml or .msgpack)")
     c.add_argument("--probe-stiffness", type=float, default=None, metavar="N/m",
@@ -93,12 +94,14 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     kc, bc = coupling_for_device(args.device_damping, args.render_rate,
                                  v["key_mass_kg"] + v["lever_ratio"] ** 2 * v["hammer_mass_kg"])
     from hapticam.identify.hybrid.key_params import friction_width, to_model, with_extras
+    from hapticam.identify.transients import identify_transients
 
     model = with_extras(to_model({k: v[k] for k in v}, (kc, bc)), fit.extra,
                         friction_width(fit.extra.get("friction_N", 0.0), HANDLE_MASS_KG, args.render_rate))
+    model.transients, transient_notes = identify_transients(model, captures)
     roles = describe_roles()
     notes = [f"{name}: {role}: {roles[role]}" for name, role in fit.roles.items()]
-    notes += [f"fixed {k}: {why}" for k, why in fit.fixed.items()] + fit.notes
+    notes += [f"fixed {k}: {why}" for k, why in fit.fixed.items()] + fit.notes + transient_notes
     notes.append(f"rendering: key coupled to the handle, k_c = {kc:g} N/m, b_c = {bc:g} N s/m (device damping "
                  f"{args.device_damping:g} N s/m at {args.render_rate:g} Hz: b > k_c T / 2 + b_c)")
     prov = make_provenance("hybrid-key", settings={"probe_tip": tip, "device_damping_Nspm": args.device_damping,
@@ -109,7 +112,7 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     summary = {"captures": fit.roles, "output": str(out), "parameters": model.to_dict(), "std_errors": fit.std_errors,
                "beside_the_key": fit.extra,
                "fixed": fit.fixed, "fit_percent_100Hz": fit.fit_percent, "coupling": {"k_Npm": kc, "b_Nspm": bc},
-               "notes": fit.notes}
+               "transients": [t.to_dict() for t in model.transients], "notes": fit.notes + transient_notes}
     poor = {name: pct for name, pct in fit.fit_percent.items() if not pct >= POOR_FIT_PERCENT}
     for name, pct in poor.items():
         print(f"warning: {name}: the model reproduces this capture at {pct:.1f} % (100 Hz, below "
@@ -128,6 +131,10 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
         print(f"  beside the key: {name:<12} {value:>12.6g}")
     for name, why in fit.fixed.items():
         print(f"  fixed {name}: {why}")
-    for note in fit.notes:
+    for t in model.transients:
+        sd = "" if t.gain_sd is None else f" +- {t.gain_sd:.3g}"
+        print(f"  transient at {t.event}: gain {t.gain_N_per_mps:.4g}{sd} N/(m/s), {t.frequency_hz:.4g} Hz, decay "
+              f"{t.decay_s * 1e3:.3g} ms ({t.samples} impacts)")
+    for note in fit.notes + transient_notes:
         print(f"note: {note}")
     return 0
