@@ -56,7 +56,8 @@ D_TAB_T0 = 20     # user table start time (s)
 D_TAB_DT = 21     # user table step (s)
 D_FCMD = 22       # last commanded force after the motor limit (N)
 D_TAB_PERIOD = 23  # user trajectory repeats with this period (s); 0: plays once
-D_SIZE = 24
+D_WU = 24         # work the user did on the handle since the start (J): sum of f_u v h over the sub-steps
+D_SIZE = 25
 
 
 @dataclass(frozen=True)
@@ -192,8 +193,10 @@ def sim_advance(dev, utab, force, dt):
         else:
             fu = dev[D_KU] * (ref - x) + dev[D_BU] * (rate - v)  # f_u = k_u (x_ref - x) + b_u (v_ref - v)
         a = (fu - fm - b * v) / m                              # m_h x'' = f_u - f_m - b x'
+        v_before = v
         v += a * h                                             # semi-implicit Euler
         x += v * h
+        dev[D_WU] += fu * 0.5 * (v_before + v) * h             # the user's work over the sub-step
     dev[D_X] = x
     dev[D_V] = v
     dev[D_FM] = fm

@@ -1,4 +1,5 @@
-"""The compiled entry points the render loop calls: :func:`model_force`, :func:`model_flags`, :func:`model_diag`.
+"""The compiled entry points the render loop calls: :func:`model_force`, :func:`model_flags`, :func:`model_diag`,
+:func:`model_impact`.
 
 Each walks the component headers of a :class:`~hapticam.models.base.CompiledModel`; ``model_force`` sums
 the component kernels' forces. Everything here is numba ``nopython``/``nogil``, callable from other
@@ -26,6 +27,7 @@ from hapticam.models.base import (FORCE_KERNEL, HEADER_FIELDS, KIND_CONTACT, KIN
 from hapticam.models.composite import end_stops_force
 from hapticam.models.contact import contact_force
 from hapticam.models.friction import friction_force
+from hapticam.models.hybrid_key_events import hybrid_key_impact
 from hapticam.models.hybrid_key_kernel import hybrid_key_diag, hybrid_key_flags, hybrid_key_force
 from hapticam.models.impedance import impedance_force
 
@@ -117,6 +119,25 @@ def model_diag(params, state, which):
             sl = int(params[h + 4])
             return hybrid_key_diag(params[po:po + pl], state[so:so + sl], which)
     return 0.0
+
+
+@njit(cache=True, nogil=True)
+def model_impact(params, state):
+    """The strongest impact the model's simulation detected in the last :func:`model_force` call, for the
+    render loop's event-based transients: ``(code, speed)`` with the impact's event code
+    (:data:`hapticam.models.transients.EVENT_CODES`) and speed (m/s, > 0), or ``(0, 0.0)``. Only kinds whose
+    kernel detects impacts report them (``impact_events`` of the kind); today the hybrid key's hammer
+    landing and string strike."""
+    n = int(params[0])
+    for i in range(n):
+        h = 1 + HEADER_FIELDS * i
+        if int(params[h]) == KIND_HYBRID_KEY:
+            po = int(params[h + 1])
+            pl = int(params[h + 2])
+            so = int(params[h + 3])
+            sl = int(params[h + 4])
+            return hybrid_key_impact(params[po:po + pl], state[so:so + sl])
+    return 0, 0.0
 
 
 # Model.force evaluates through the registered kernel (hapticam.models.base needs no import of this module)

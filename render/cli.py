@@ -42,6 +42,10 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     clock.add_argument("--simulated-clock", dest="realtime", action="store_false",
                        help="run on a simulated clock, as fast as possible (simulator only)")
     p.add_argument("--passivity", action="store_true", help="enable the passivity observer/controller")
+    p.add_argument("--display", choices=("auto", "off"), default="auto",
+                   help="auto (default): a model stiffer than the device displays passively is felt through a "
+                        "virtual coupling, and render says what that gives up; off: the model at the handle as it "
+                        "is (a stiff floor then chatters and saturates on a device that cannot hold it)")
     p.add_argument("--axis", type=_vector, default=None, metavar="X,Y,Z",
                    help="a 3-D device's rendering axis in its own frame (phantom; default 0,-1,0: a downward press)")
     p.add_argument("--origin", type=_vector, default=None, metavar="X,Y,Z",
@@ -138,7 +142,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
                          f"{MAX_SIMULATED_TICKS:,} ticks (it holds every tick in memory, 88 bytes each); "
                          "render in real time to stream for longer")
     _positive("--max-force", args.max_force)
-    config = LoopConfig(rate_hz=args.rate).checked()
+    config = LoopConfig(rate_hz=args.rate, display=args.display).checked()
     model = load_model_to_render(args.model)
     from hapticam.render.gate import check_for_device, control_check
     if args.duration is None and not args.realtime:
@@ -170,6 +174,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
             print(f"device: {note}", file=info)
         for note in session.notes:
             print(f"note: {note}", file=sys.stderr)
+        print(f"display: {session.loop.display.summary()}", file=info)
         if args.realtime and args.duration is None:
             print("rendering; Ctrl-C to stop", file=info, flush=True)
         report = session.run(args.duration, realtime=args.realtime)

@@ -5,9 +5,10 @@
   that can generate energy (:func:`hapticam.models.passivity.check_passivity`) unless the caller says
   ``allow_active`` (``--allow-active``); then every passivity issue is a warning.
 - Stability: a stiffness above what the device renders passively at the loop rate, Colgate & Schenkel's
-  ``K < 2 b / T`` for the device's physical damping ``b`` (:meth:`DeviceSpec.max_stable_stiffness`),
-  is a warning naming the parameter: the safety layer will saturate or the passivity controller damp it,
-  but the rendering will not feel like the model.
+  ``K < 2 b / T`` for the device's physical damping ``b`` (:meth:`DeviceSpec.max_stable_stiffness`), is
+  not refused: the loop's display stage shows it through a virtual coupling and says what it gives up
+  (:mod:`hapticam.render.display`). A control request may not make a running model stiffer than both that
+  bound and the model it replaces (:func:`control_check`).
 """
 
 from __future__ import annotations
@@ -35,18 +36,13 @@ def stiffnesses_Npm(model: Model, at_force_N: float | None = None) -> list[tuple
 
 def check_for_device(model: Model, spec: DeviceSpec, rate_hz: float, *, allow_active: bool = False
                      ) -> list[str]:
-    """Warnings for rendering ``model`` on a device with ``spec`` at ``rate_hz``. What render refuses is
+    """Warnings for rendering ``model`` on a device with ``spec`` at ``rate_hz`` (its stiffness is the display
+    stage's: :mod:`hapticam.render.display`). What render refuses is
     :func:`hapticam.models.acceptance.require_renderable`'s, the definition ``model validate`` and the model
     files share: a parameter outside its physical range raises
     :class:`~hapticam.errors.ModelValidationError`, a model that is not passive
     :class:`~hapticam.errors.UsageError` unless ``allow_active`` (then each issue is a warning)."""
     warnings = require_renderable(model, allow_active=allow_active)
-    limit = spec.max_stable_stiffness(rate_hz)
-    worst = max(stiffnesses_Npm(model, spec.max_force_N), key=lambda item: abs(item[1]), default=None)
-    if worst is not None and abs(worst[1]) > limit:
-        warnings.append(f"stiffness {worst[0]} = {worst[1]:.4g} N/m exceeds the {limit:.4g} N/m this device "
-                        f"renders stably at {rate_hz:g} Hz (2 b / T, b = {spec.damping_N_s_per_m:g} N s/m): "
-                        "expect saturation or added damping")
     return warnings
 
 

@@ -11,6 +11,8 @@ integers as compile-time constants):
 - ``ring`` float64 ``[N, RING_COLS]``: one row per tick, written at ``tick % N``; ``ctl[K_TICK]`` is the
   number of rows ever written, advanced after the row is complete, so readers copy rows below it.
 - ``events`` float64 ``[M, 3]``: safety event log (tick, code, value), ``ctl[K_EV_HEAD]`` entries written.
+- ``sbuf`` float64 ``[SBUF_ROWS, capacity]``: model state of slot 0 and 1, and a scratch row
+  (``SCRATCH_ROW``) where the display stage tries the model on copies of the active state.
 - ``hist`` int64 ``[HIST_BINS + 1]``: tick-start lateness histogram, ``HIST_BIN_NS`` wide bins.
 """
 
@@ -37,7 +39,15 @@ C_PROXY_K = 17       # coupling stiffness (N/m), per slot
 C_PROXY_B = 19       # coupling damping (N s/m), per slot
 C_PROXY_SUB = 21     # proxy sub-steps per tick, per slot
 C_STOP_ON_NAN = 23   # 1: a non-finite model force stops the loop
-CFG_SIZE = 32
+C_DISP_K = 24        # display coupling stiffness (N/m) of slot 0 (+1: slot 1); 0: the model at the handle
+C_DISP_KM = 26       # display: the model's stiffest slope (N/m), per slot: the proxy solve's first step
+C_PO_CAP = 28        # passivity observer: most energy credit (J), per slot (energy bounding)
+C_DEV_B = 30         # the device's own damping (N s/m): its losses are not energy the hand receives
+C_TR0 = 32           # transients: C_TR0 + TR_SLOT_SIZE * slot + TR_FIELDS * i + (gain, omega, decay)
+TR_EVENT_CODES = (1, 3, 5, 6)  # impact codes of the model kernels (hapticam.models.transients.EVENT_CODES)
+TR_FIELDS = 3        # gain (N per m/s), angular frequency (rad/s), decay time (s); gain 0: none
+TR_SLOT_SIZE = TR_FIELDS * len(TR_EVENT_CODES)
+CFG_SIZE = 64
 
 # -- ctl (int64) -------------------------------------------------------------------------------------
 K_STOP = 0           # set to 1 by any thread to stop the loop
@@ -77,7 +87,19 @@ S_HAVE_PREV = 7      # 1 after the first tick
 S_LAST_SEQ = 8       # device sample counter seen last tick
 S_ALPHA = 9          # last passivity-controller damping (N s/m)
 S_ZEROED = 10        # 1 if the watchdog zeroed the force last tick
-SRV_SIZE = 16
+S_DXP = 11           # display proxy position (m): where the model is evaluated
+S_DF = 12            # display coupling force of the last tick (N)
+S_EOUT = 13          # energy the device put into the hand, -sum F_out(n-1) dx (J)
+S_TR_A = 14          # transient pulse: peak (N; 0: none running)
+S_TR_T = 15          # transient pulse: time since its impact at this tick's end (s)
+S_TR_W = 16          # transient pulse: angular frequency (rad/s)
+S_TR_TAU = 17        # transient pulse: decay time (s)
+S_TR_LAST = 18       # transient pulse: force added last tick (N)
+S_DSLOPE = 19        # display: the model's local slope at the proxy over the last tick (N/m)
+SRV_SIZE = 32
+
+SBUF_ROWS = 3
+SCRATCH_ROW = 2
 
 # -- ring columns ------------------------------------------------------------------------------------
 R_T = 0              # tick time (s, loop clock: tick index * period)
@@ -113,11 +135,13 @@ EV_SET_PARAM = 10    # parameters replaced, state kept
 EV_STOP = 11         # loop stopped (value: fault code or 0)
 EV_DEVICE_ERROR = 12  # the device reported a recoverable fault (value: its code): force zeroed this tick
 EV_DEVICE_FAULT = 13  # the device reported a fatal fault (value: its code): zero force, loop stopped
-N_EVENTS = 14
+EV_TRANSIENT = 14    # an impact started a transient pulse (value: its peak, N)
+N_EVENTS = 15
 EVENT_NAMES = {EV_NAN: "nan", EV_SATURATION: "saturation", EV_RATE: "rate-limit", EV_STALE: "stale-device",
                EV_OVERRUN: "overrun", EV_WORKSPACE: "workspace", EV_PASSIVITY: "passivity",
                EV_RAMP: "ramp-in", EV_SWAP: "model-swap", EV_SET_PARAM: "set-param", EV_STOP: "stop",
-               EV_DEVICE_ERROR: "device-error", EV_DEVICE_FAULT: "device-fault"}
+               EV_DEVICE_ERROR: "device-error", EV_DEVICE_FAULT: "device-fault",
+               EV_TRANSIENT: "transient"}
 SAFETY_FLAG_SHIFT = 8
 #: Events that are interventions of the safety layer (counted per tick in K_COUNT0 + code).
 INTERVENTIONS = (EV_NAN, EV_SATURATION, EV_RATE, EV_STALE, EV_OVERRUN, EV_WORKSPACE, EV_PASSIVITY,

@@ -35,12 +35,13 @@ from hapticam.models.base import CompiledModel, Model
 from hapticam.models.edit import set_path
 from hapticam.progress import compiling
 from hapticam.render.clock import request_realtime
-from hapticam.render.layout import (C_ALPHA_MAX, C_DF_MAX, C_DT, C_F_MAX, C_MAX_TICKS, C_OVERRUN_TICKS,
-                                    C_PASSIVITY, C_PERIOD_NS, C_PO_VMIN, C_PROXY_B, C_PROXY_K, C_PROXY_M,
-                                    C_PROXY_SUB, C_RAMP_S, C_SPIN_NS, C_STALE_TICKS, C_STOP_ON_NAN,
-                                    C_VEL_BETA, C_WS_HI, C_WS_LO, CFG_SIZE, CTL_SIZE, EV_RAMP, HIST_BINS,
-                                    K_PLEN0, K_RUNNING, K_SLEN0, K_SLOT, K_STOP, K_SWAP, K_TICK, RING_COLS,
-                                    SRV_SIZE, SWAP_MODEL, SWAP_PARAMS)
+from hapticam.render.display import DISPLAY_MODES, DisplayPlan, install_display
+from hapticam.render.layout import (CFG_SIZE, CTL_SIZE, C_ALPHA_MAX, C_DEV_B, C_DF_MAX, C_DT, C_F_MAX,
+                                    C_MAX_TICKS, C_OVERRUN_TICKS, C_PASSIVITY, C_PERIOD_NS, C_PO_VMIN,
+                                    C_PROXY_B, C_PROXY_K, C_PROXY_M, C_PROXY_SUB, C_RAMP_S, C_SPIN_NS,
+                                    C_STALE_TICKS, C_STOP_ON_NAN, C_VEL_BETA, C_WS_HI, C_WS_LO, EV_RAMP,
+                                    HIST_BINS, K_PLEN0, K_RUNNING, K_SLEN0, K_SLOT, K_STOP, K_SWAP, K_TICK,
+                                    RING_COLS, SBUF_ROWS, SRV_SIZE, SWAP_MODEL, SWAP_PARAMS)
 from hapticam.render.result import RenderResult, TickReader, TickSnapshot
 from hapticam.render.safety import SafetyConfig, log_event
 from hapticam.render.scheduled import run_scheduled
@@ -74,8 +75,10 @@ class LoopConfig:
     inertia adds; it is dropped, the kernel seeing ``a = 0``). Models with a ``hybrid-key`` component
     never get an automatic proxy: the key drives the hammer's stiff contact dynamics inside the kernel
     (reflected stiffness ~1e6 N/m through the lever), which an explicit proxy cannot follow; their key
-    mass is dropped. ``"off"`` never renders inertia; a number forces that proxy mass (kg). ``spin_us``: how long before each
-    deadline the loop stops sleeping and spins (at most 60 % of the period). Wake-up latency from
+    mass is dropped. ``"off"`` never renders inertia; a number forces that proxy mass (kg). ``display``:
+    ``"auto"`` displays a model stiffer than the device renders passively through a virtual coupling
+    (:mod:`hapticam.render.display`), ``"off"`` renders every model at the handle (an ideal device).
+    ``spin_us``: how long before each deadline the loop stops sleeping and spins (at most 60 % of the period). Wake-up latency from
     ``clock_nanosleep`` on a virtual machine is tens of us typically and 100-300 us at its p99-p99.9,
     so the default spins 300 us: about 30 % of one core at 1 kHz, the whole core at 10 kHz (as
     CHAI3D's haptic thread, which never sleeps).
@@ -89,6 +92,7 @@ class LoopConfig:
     param_capacity: int = 1 << 16
     state_capacity: int = 1024
     proxy: str | float = "auto"
+    display: str = "auto"
     realtime: bool = True
     priority: int = 80
 
@@ -101,6 +105,8 @@ class LoopConfig:
         if not (isinstance(self.velocity_cutoff_hz, (int, float)) and math.isfinite(self.velocity_cutoff_hz)
                 and self.velocity_cutoff_hz > 0.0):
             raise UsageError(f"velocity cut-off: must be a finite number of Hz > 0, got {self.velocity_cutoff_hz!r}")
+        if self.display not in DISPLAY_MODES:
+            raise UsageError(f"display: expected one of {', '.join(DISPLAY_MODES)}, got {self.display!r}")
         if not (isinstance(self.spin_us, (int, float)) and math.isfinite(self.spin_us) and self.spin_us >= 0.0):
             raise UsageError(f"spin: must be a finite number of us >= 0, got {self.spin_us!r}")
         return self
@@ -144,7 +150,7 @@ class ServoLoop:
         self.ctl = np.zeros(CTL_SIZE, dtype=np.int64)
         self.srv = np.zeros(SRV_SIZE)
         self.pbuf = np.zeros((2, c.param_capacity))
-        self.sbuf = np.zeros((2, max(c.state_capacity, 1)))
+        self.sbuf = np.zeros((SBUF_ROWS, max(c.state_capacity, 1)))
         self.ring = np.zeros((c.ring_capacity, RING_COLS))
         self.events = np.zeros((c.event_capacity, 3))
         self.hist = np.zeros(HIST_BINS + 1, dtype=np.int64)
@@ -157,6 +163,7 @@ class ServoLoop:
         self.scheduling = "n/a"
         self.clock = "simulated"
         self.model: Model | CompiledModel = model
+        self.display_plans: list[DisplayPlan | None] = [None, None]
         self._fill_cfg()
         with compiling("the model kernels", MODEL_COMPILE_S):       # on first use
             self._install(model, int(self.ctl[K_SLOT]))
@@ -182,6 +189,7 @@ class ServoLoop:
         cfg[C_PO_VMIN] = s["po_vmin_mps"]
         cfg[C_STOP_ON_NAN] = s["stop_on_nan"]
         cfg[C_VEL_BETA] = velocity_beta(c.velocity_cutoff_hz, self.dt_s)
+        cfg[C_DEV_B] = self.device.spec.damping_N_s_per_m
 
     def _compiled(self, model: Model | CompiledModel) -> CompiledModel:
         compiled = model.compile() if isinstance(model, Model) else model
@@ -216,8 +224,15 @@ class ServoLoop:
         n_sub = max(1, math.ceil(omega * self.dt_s / 0.5))          # h omega < 0.5 (margin 4 on 2)
         return m, kc, bc, min(n_sub, 64)
 
+    @property
+    def display(self) -> DisplayPlan:
+        """How the active model is displayed (:mod:`hapticam.render.display`)."""
+        return self.display_plans[int(self.ctl[K_SLOT])]
+
     def _install(self, model: Model | CompiledModel, slot: int) -> CompiledModel:
         compiled = self._compiled(model)
+        self.display_plans[slot] = install_display(self.cfg, slot, model, compiled, self.device.spec, self.rate_hz,
+                                                   self.config.display, self.kernels.force_fn)
         m, kc, bc, n_sub = self._proxy_for(compiled)
         self.pbuf[slot, :] = 0.0
         self.pbuf[slot, :compiled.params.size] = compiled.params
@@ -418,7 +433,9 @@ class ServoLoop:
 
     def stats(self) -> LoopStats:
         """Statistics so far (timing only for real-time runs)."""
-        return loop_stats(self.ctl, self.hist, self.rate_hz, self.clock, self.scheduling)
+        plan = self.display
+        display = {**plan.to_dict(), "summary": plan.summary()} if plan is not None else None
+        return loop_stats(self.ctl, self.hist, self.rate_hz, self.clock, self.scheduling, self.srv, display)
 
     def all_events(self) -> list[SafetyEvent]:
         """Every event still in the event ring."""

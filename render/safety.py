@@ -15,7 +15,13 @@ Applied in this order to the model force ``F_cmd`` each tick (:func:`safety_filt
    ``F(n) v(n) T`` with the filtered velocity lags a stiff contact that lasts a few ticks). When the
    predicted ``W(n) + F(n) v T`` is negative, the object would generate energy and the controller adds
    damping ``alpha = -(W(n) + F(n) v T) / (T v^2)`` (bounded by ``alpha_max``), with ``v`` the raw
-   difference ``(x(n) - x(n-1)) / T``, so ``F <- F + alpha v`` dissipates the deficit.
+   difference ``(x(n) - x(n-1)) / T``, so ``F <- F + alpha v`` dissipates the deficit. The observer's
+   credit is bounded: ``W(n) <= E_cap``, the most energy the model (and its display coupling) can store
+   and give back (:func:`hapticam.render.display.returnable_energy_J`; no bound where it is 0), so energy
+   dissipated earlier in a press cannot stand as credit against energy generated later. This is
+   reference-energy following in its simplest, state-independent form (Ryu, Preusche, Hannaford &
+   Hirzinger 2005, "Time domain passivity control with reference energy following", IEEE TCST 13(5)):
+   the stored energy a passive object can return is the only credit it is owed.
 5. Ramp-in: ``F <- r F`` with ``r = min(1, (t - t_0) / ramp_s)`` after start, a model swap or a watchdog
    recovery (as OpenHaptics' force ramping and CHAI3D's force rise).
 6. Saturation ``|F| <= F_max``, then the passivity controller on the saturated force (so saturation
@@ -26,7 +32,12 @@ Every tick an intervention acts is counted (``ctl[K_COUNT0 + code]``); the tick 
 of an intervention starts is logged to the event ring with a value (the model force, or the position).
 Ticks inside a ramp-in carry the ramp bit in the per-tick flags too (a recording marks them, so a
 comparison can leave them out), but the ramp is not an intervention and is not counted.
-Because of the PO's sum, energy stored in a model before a swap carries over as credit.
+Because of the PO's sum, energy stored in a model before a swap carries over as credit (within the new
+model's bound). The energy the device put into the hand is kept beside it (``srv[S_EOUT]``;
+``LoopStats.energy_out_J``): the held force's work on the handle less what the device's own damping ``b``
+dissipates, ``-sum (F_out(n-1) dx(n) + b dx(n)^2 / T)``, ``dx(n) = x(n) - x(n-1)``. The motor's work alone
+is not it: a held force lags the motion by half a period, so on a fast release the motor does work that the
+device's damping absorbs before the hand (the ``K T / 2`` of Colgate & Schenkel's condition).
 """
 
 from __future__ import annotations
@@ -40,12 +51,12 @@ from numba import njit
 
 from hapticam.devices.base import DeviceSpec
 from hapticam.errors import UsageError
-from hapticam.render.layout import (C_ALPHA_MAX, C_DF_MAX, C_DT, C_F_MAX, C_OVERRUN_TICKS, C_PASSIVITY,
-                                    C_PO_VMIN, C_RAMP_S, C_STOP_ON_NAN, C_WS_HI, C_WS_LO, EV_DEVICE_ERROR,
-                                    EV_DEVICE_FAULT, EV_NAN, EV_OVERRUN, EV_PASSIVITY, EV_RAMP, EV_RATE,
-                                    EV_SATURATION, EV_STALE, EV_WORKSPACE, K_ACTIVE, K_COUNT0, K_EV_HEAD,
-                                    K_FAULT, K_MISS_RUN, K_STOP, N_EVENTS, S_ALPHA, S_ENERGY, S_F_PREV,
-                                    S_RAMP_T0, S_ZEROED)
+from hapticam.render.layout import (C_ALPHA_MAX, C_DEV_B, C_DF_MAX, C_DT, C_F_MAX, C_OVERRUN_TICKS, C_PASSIVITY,
+                                    C_PO_CAP, C_PO_VMIN, C_RAMP_S, C_STOP_ON_NAN, C_WS_HI, C_WS_LO,
+                                    EV_DEVICE_ERROR, EV_DEVICE_FAULT, EV_NAN, EV_OVERRUN, EV_PASSIVITY, EV_RAMP,
+                                    EV_RATE, EV_SATURATION, EV_STALE, EV_WORKSPACE, K_ACTIVE, K_COUNT0, K_EV_HEAD,
+                                    K_FAULT, K_MISS_RUN, K_SLOT, K_STOP, N_EVENTS, S_ALPHA, S_ENERGY, S_EOUT,
+                                    S_F_PREV, S_RAMP_T0, S_ZEROED)
 
 
 @dataclass(frozen=True)
@@ -183,7 +194,11 @@ def safety_filter(tick, t, x, dx, v, f_cmd, stale, dev_status, cfg, ctl, srv, ev
     ``v`` the velocity used by the model (m/s), ``dev_status`` the device's status for this tick's reading
     (0 ok, > 0 recoverable fault, < 0 fatal; :mod:`hapticam.devices.base`). See the module docstring."""
     dt = cfg[C_DT]
+    srv[S_EOUT] -= srv[S_F_PREV] * dx + cfg[C_DEV_B] * dx * dx / dt   # held force's work, less the device's losses
     srv[S_ENERGY] += srv[S_F_PREV] * dx                  # W(n) = W(n-1) + F_out(n-1) (x(n) - x(n-1))
+    cap = cfg[C_PO_CAP + ctl[K_SLOT]]
+    if cap > 0.0 and srv[S_ENERGY] > cap:                # credit bounded by what the model can give back
+        srv[S_ENERGY] = cap
     mask = 0
     f = f_cmd
     zero = False

@@ -41,7 +41,8 @@ from hapticam.errors import RenderError
 from hapticam.render.clock import now_ns
 from hapticam.render.layout import (C_DT, C_MAX_TICKS, C_PERIOD_NS, EV_DEVICE_FAULT, EV_STOP, HIST_BIN_NS,
                                     HIST_BINS, K_COUNT0, K_FAULT, K_LATE_MAX_NS, K_LATE_SUM_NS, K_MISSES,
-                                    K_RUNNING, K_SKIPPED, K_STOP, K_T_FIRST_NS, K_T_LAST_NS, K_TICK, RING_COLS)
+                                    K_RUNNING, K_SKIPPED, K_STOP, K_T_FIRST_NS, K_T_LAST_NS, K_TICK, RING_COLS,
+                                    SBUF_ROWS)
 from hapticam.render.safety import device_write_status, log_event
 from hapticam.render.servo import HD_CALLBACK_CONTINUE, HD_CALLBACK_DONE, _as_f64_ptr, _as_i64_ptr
 from hapticam.render.specialize import specialize
@@ -102,7 +103,7 @@ def _servo_tick(table):
     ctl = carray(_as_i64_ptr(tab[T_CTL]), (tab[T_CTL_N],))
     srv = carray(_as_f64_ptr(tab[T_SRV]), (tab[T_SRV_N],))
     pbuf = carray(_as_f64_ptr(tab[T_PBUF]), (2, tab[T_PCAP]))
-    sbuf = carray(_as_f64_ptr(tab[T_SBUF]), (2, tab[T_SCAP]))
+    sbuf = carray(_as_f64_ptr(tab[T_SBUF]), (SBUF_ROWS, tab[T_SCAP]))
     ring = carray(_as_f64_ptr(tab[T_RING]), (tab[T_RING_N], RING_COLS))
     events = carray(_as_f64_ptr(tab[T_EVENTS]), (tab[T_EV_N], 3))
     hist = carray(_as_i64_ptr(tab[T_HIST]), (tab[T_HIST_N],))

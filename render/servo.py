@@ -17,8 +17,10 @@ diagnostics recorded per tick) and one device's ``sense(state, io)``/``actuate(s
   the stop flag is set, then 0 (``HD_CALLBACK_DONE``).
 
 One tick: the device senses (``sense``), then ``step`` picks up a pending model swap, reads the I/O
-block, estimates velocity if the device does not measure it, evaluates the model (directly, or through
-the virtual-coupling proxy), applies the safety layer (a device fault zeroes the force), writes the
+block, estimates velocity if the device does not measure it, evaluates the model (at the handle, with the
+inertia proxy's acceleration below, or through the display stage's coupling when the model is stiffer than
+the device displays passively: :mod:`hapticam.render.display_stage`), adds the transients of the impacts
+the model reports, applies the safety layer (a device fault zeroes the force), writes the
 force and appends the tick to the ring; then the device actuates (``actuate``).
 
 Velocity estimate (when the device gives none): backward difference through a first-order low-pass,
@@ -59,16 +61,18 @@ from numba.extending import intrinsic
 
 from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_FORCE_CMD, IO_HAS_V, IO_SEQ, IO_V,
                                    IO_X, ServoBinding)
-from hapticam.models.kernels import model_diag, model_flags, model_force
+from hapticam.models.kernels import model_diag, model_flags, model_force, model_impact
 from hapticam.render.clock import now_ns, wait_until_ns
-from hapticam.render.layout import (C_DT, C_MAX_TICKS, C_PERIOD_NS, C_PROXY_B, C_PROXY_K, C_PROXY_M,
-                                    C_PROXY_SUB, C_SPIN_NS, C_STALE_TICKS, C_VEL_BETA, EV_SET_PARAM,
-                                    EV_STOP, EV_SWAP, HIST_BIN_NS, HIST_BINS, K_FAULT, K_LATE_MAX_NS,
-                                    K_LATE_SUM_NS, K_MISS_RUN, K_MISSES, K_NEXT_DEADLINE, K_RUNNING,
-                                    K_SKIPPED, K_SLEN0, K_SLOT, K_STALE_RUN, K_STOP, K_SWAP, K_T_FIRST_NS,
-                                    K_T_LAST_NS, K_TICK, R_AUX0, R_AUX1, R_DIAG0, R_DIAG1, R_F, R_FCMD,
-                                    R_FLAGS, R_LATE, R_T, R_V, R_X, RING_COLS, S_HAVE_PREV, S_LAST_SEQ, S_V,
-                                    S_VP, S_X_PREV, S_XP, SAFETY_FLAG_SHIFT, SWAP_PARAMS)
+from hapticam.render.layout import (C_DF_MAX, C_DISP_K, C_DT, C_F_MAX, C_MAX_TICKS, C_PERIOD_NS, C_PROXY_B,
+                                    C_PROXY_K, C_PROXY_M, C_PROXY_SUB, C_SPIN_NS, C_STALE_TICKS, C_VEL_BETA,
+                                    EV_SET_PARAM, EV_STOP, EV_SWAP, EV_TRANSIENT, HIST_BINS, HIST_BIN_NS, K_COUNT0,
+                                    K_FAULT, K_LATE_MAX_NS, K_LATE_SUM_NS, K_MISSES, K_MISS_RUN, K_NEXT_DEADLINE,
+                                    K_RUNNING, K_SKIPPED, K_SLEN0, K_SLOT, K_STALE_RUN, K_STOP, K_SWAP, K_TICK,
+                                    K_T_FIRST_NS, K_T_LAST_NS, RING_COLS, R_AUX0, R_AUX1, R_DIAG0, R_DIAG1, R_F,
+                                    R_FCMD, R_FLAGS, R_LATE, R_T, R_V, R_X, SAFETY_FLAG_SHIFT, SBUF_ROWS,
+                                    SCRATCH_ROW, SWAP_PARAMS, S_HAVE_PREV, S_LAST_SEQ, S_V, S_VP, S_XP, S_X_PREV)
+from hapticam.render.display_stage import (COUPLING_FORCE_SHARE, _display_force, _transient_force, _try_model,
+                                           start_display)
 from hapticam.render.safety import device_write_status, log_event, safety_filter, start_ramp
 from hapticam.render.specialize import kernel_tag, specialize
 
@@ -107,9 +111,15 @@ def no_diag(params, state, which):
     return 0.0
 
 
+@njit(cache=True, nogil=True)
+def no_impact(params, state):
+    """Impacts for kernels that detect none: ``(0, 0.0)``."""
+    return 0, 0.0
+
+
 # Global names the templates below call; :func:`build_servo` binds them to one set of kernels
 # (:func:`hapticam.render.specialize.specialize`). The templates themselves are never compiled.
-force_fn = flags_fn = diag_fn = sense_fn = actuate_fn = step = None
+force_fn = flags_fn = diag_fn = impact_fn = sense_fn = actuate_fn = step = display_force = transient_force = None
 
 
 @njit(nogil=True)
@@ -129,11 +139,14 @@ def _step(k, late_us, dev_status, io, cfg, ctl, srv, pbuf, sbuf, ring, events):
             if cfg[C_PROXY_M + old] <= 0.0 and cfg[C_PROXY_M + new] > 0.0:
                 srv[S_XP] = io[IO_X]                   # a proxy switched on starts at the handle
                 srv[S_VP] = srv[S_V]
+            if cfg[C_DISP_K + old] <= 0.0 and cfg[C_DISP_K + new] > 0.0:
+                start_display(srv, io[IO_X])
         else:
             log_event(ctl, events, k, EV_SWAP, t)
             start_ramp(k, t, ctl, srv, events)
             srv[S_XP] = io[IO_X]                       # a new proxy starts at the handle
             srv[S_VP] = srv[S_V]
+            start_display(srv, io[IO_X])
         ctl[K_SLOT] = new
         ctl[K_SWAP] = 0
     slot = ctl[K_SLOT]
@@ -160,32 +173,42 @@ def _step(k, late_us, dev_status, io, cfg, ctl, srv, pbuf, sbuf, ring, events):
         if x_ok:
             srv[S_XP] = x
             srv[S_VP] = 0.0
+            start_display(srv, x)
     sensed_ok = x_ok and math.isfinite(v)
     if sensed_ok:           # a non-finite reading is not kept: the next tick differences from the last good one
         srv[S_V] = v
         srv[S_X_PREV] = x
         srv[S_HAVE_PREV] = 1.0
-    # model force
+    # model force: the inertia proxy's acceleration, the display stage, the transients
     m = cfg[C_PROXY_M + slot]
-    if not sensed_ok:
-        f_cmd = math.nan            # the model does not see a non-finite reading (its state kept); zeroed below
-    elif m > 0.0:
+    a_model = 0.0
+    if sensed_ok and m > 0.0:
         kc = cfg[C_PROXY_K + slot]
         bc = cfg[C_PROXY_B + slot]
         n_sub = int(cfg[C_PROXY_SUB + slot])
         h = dt / n_sub
         xp = srv[S_XP]
         vp = srv[S_VP]
-        ap = 0.0
         for _ in range(n_sub):
-            ap = (kc * (x - xp) + bc * (v - vp)) / m       # m a_p = F_c = k_c (x - x_p) + b_c (v - v_p)
-            vp += ap * h                                   # semi-implicit Euler
+            a_model = (kc * (x - xp) + bc * (v - vp)) / m  # m a_p = F_c = k_c (x - x_p) + b_c (v - v_p)
+            vp += a_model * h                              # semi-implicit Euler
             xp += vp * h
         srv[S_XP] = xp
         srv[S_VP] = vp
-        f_cmd = force_fn(p, s, x, v, ap, dt)               # F = F_model(x, v, a_p), a_p of the last sub-step
+    k_display = cfg[C_DISP_K + slot]
+    if not sensed_ok:
+        f_cmd = math.nan            # the model does not see a non-finite reading (its state kept); zeroed below
+    elif k_display > 0.0:
+        f_cmd = display_force(p, s, sbuf[SCRATCH_ROW], ctl[K_SLEN0 + slot], x, a_model, dt, k_display,
+                              COUPLING_FORCE_SHARE * cfg[C_F_MAX], srv)
     else:
-        f_cmd = force_fn(p, s, x, v, 0.0, dt)
+        f_cmd = force_fn(p, s, x, v, a_model, dt)          # F = F_model(x, v, a_p), a_p of the last sub-step
+    if sensed_ok and math.isfinite(f_cmd):
+        pulse, started = transient_force(p, s, cfg, slot, dt, f_cmd, cfg[C_F_MAX], cfg[C_DF_MAX], srv)
+        f_cmd += pulse
+        if started > 0.0:
+            ctl[K_COUNT0 + EV_TRANSIENT] += 1
+            log_event(ctl, events, k, EV_TRANSIENT, started)
     flags = flags_fn(p, s)
     f, mask = safety_filter(k, t, x, dx, v, f_cmd, stale, dev_status, cfg, ctl, srv, events)
     io[IO_FORCE] = f
@@ -284,7 +307,7 @@ def _servo_callback(table):
     ctl = carray(_as_i64_ptr(tab[CB_CTL]), (tab[CB_CTL_N],))
     srv = carray(_as_f64_ptr(tab[CB_SRV]), (tab[CB_SRV_N],))
     pbuf = carray(_as_f64_ptr(tab[CB_PBUF]), (2, tab[CB_PCAP]))
-    sbuf = carray(_as_f64_ptr(tab[CB_SBUF]), (2, tab[CB_SCAP]))
+    sbuf = carray(_as_f64_ptr(tab[CB_SBUF]), (SBUF_ROWS, tab[CB_SCAP]))
     ring = carray(_as_f64_ptr(tab[CB_RING]), (tab[CB_RING_N], RING_COLS))
     events = carray(_as_f64_ptr(tab[CB_EVENTS]), (tab[CB_EV_N], 3))
     if ctl[K_STOP] != 0:
@@ -326,15 +349,19 @@ def _callback(py_func: Callable, cache: bool) -> Callable:
 
 
 def build_servo(force_fn: Callable, flags_fn: Callable, sense_fn: Callable, actuate_fn: Callable,
-                diag_fn: Callable = no_diag) -> ServoKernels:
-    """Compile the servo step and its drivers around the model kernels ``force_fn``/``flags_fn``/``diag_fn``
-    (the signatures of :func:`hapticam.models.kernels.model_force`, ``model_flags`` and ``model_diag``)
+                diag_fn: Callable = no_diag, impact_fn: Callable = no_impact) -> ServoKernels:
+    """Compile the servo step and its drivers around the model kernels ``force_fn``/``flags_fn``/``diag_fn``/
+    ``impact_fn`` (the signatures of :func:`hapticam.models.kernels.model_force`, ``model_flags``,
+    ``model_diag`` and ``model_impact``)
     and a device's ``sense_fn``/``actuate_fn`` (:class:`hapticam.devices.base.ServoBinding`). Kernels
     defined at module level give a servo that numba caches across runs (:mod:`hapticam.render.specialize`)."""
-    kernels = {"force_fn": force_fn, "flags_fn": flags_fn, "diag_fn": diag_fn, "sense_fn": sense_fn,
-               "actuate_fn": actuate_fn}
+    kernels = {"force_fn": force_fn, "flags_fn": flags_fn, "diag_fn": diag_fn, "impact_fn": impact_fn,
+               "sense_fn": sense_fn, "actuate_fn": actuate_fn}
     tag = kernel_tag(kernels)
-    step = specialize(_step, kernels, tag, _jit)
+    try_model = specialize(_try_model, kernels, tag, _jit)
+    stage = {"display_force": specialize(_display_force, {**kernels, "try_model": try_model}, tag, _jit),
+             "transient_force": specialize(_transient_force, kernels, tag, _jit)}
+    step = specialize(_step, {**kernels, **stage}, tag, _jit)
     bound = {**kernels, "step": step}
     run_sim = specialize(_run_sim, bound, tag, _jit)
     run_timed = specialize(_run_timed, bound, tag, _jit)
@@ -359,5 +386,6 @@ def servo_for(binding: ServoBinding) -> ServoKernels:
     process and device type)."""
     key = (binding.sense, binding.actuate)
     if key not in _SERVOS:
-        _SERVOS[key] = build_servo(model_force, model_flags, binding.sense, binding.actuate, model_diag)
+        _SERVOS[key] = build_servo(model_force, model_flags, binding.sense, binding.actuate, model_diag,
+                                   model_impact)
     return _SERVOS[key]

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.render.layout import (EVENT_NAMES, HIST_BIN_NS, INTERVENTIONS, K_COUNT0, K_EV_HEAD, K_FAULT,
-                                    K_LATE_MAX_NS, K_MISSES, K_SKIPPED, K_T_FIRST_NS, K_T_LAST_NS, K_TICK)
+from hapticam.render.layout import (EV_TRANSIENT, EVENT_NAMES, HIST_BIN_NS, INTERVENTIONS, K_COUNT0, K_EV_HEAD,
+                                    K_FAULT, K_LATE_MAX_NS, K_MISSES, K_SKIPPED, K_T_FIRST_NS, K_T_LAST_NS, K_TICK,
+                                    S_EOUT)
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,11 @@ class SafetyEvent:
 @dataclass
 class LoopStats:
     """What a run did: ticks, timing (lateness of tick starts against their deadlines, in us), deadline
-    misses, safety interventions (ticks each acted) and the fault that stopped the loop, if any."""
+    misses, safety interventions (ticks each acted) and the fault that stopped the loop, if any; the energy
+    the device put into the hand (J: the written force's work on the handle less the device's own damping
+    losses, :mod:`hapticam.render.safety`; negative when the hand put energy in, as into any passive object
+    over a press and release), transient pulses played, and how the model was displayed
+    (:class:`hapticam.render.display.DisplayPlan`)."""
 
     ticks: int
     rate_hz: float
@@ -43,6 +48,9 @@ class LoopStats:
     skipped: int = 0
     interventions: dict[str, int] = field(default_factory=dict)
     fault: str | None = None
+    energy_out_J: float = 0.0
+    transients: int = 0
+    display: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -58,6 +66,8 @@ class LoopStats:
         acted = {k: v for k, v in self.interventions.items() if v}
         lines.append("safety interventions (ticks): " +
                      (", ".join(f"{k} {v}" for k, v in acted.items()) if acted else "none"))
+        lines.append(f"energy out into the hand {1e3 * self.energy_out_J:.3g} mJ"
+                     + (f"; transients {self.transients}" if self.transients else ""))
         if self.fault:
             lines.append(f"FAULT: {self.fault}")
         return "\n".join(lines)
@@ -86,13 +96,16 @@ def read_events(ctl: np.ndarray, events: np.ndarray, start: int = 0) -> tuple[li
 
 
 def loop_stats(ctl: np.ndarray, hist: np.ndarray | None, rate_hz: float, clock: str,
-               scheduling: str = "n/a") -> LoopStats:
-    """Build :class:`LoopStats` from the loop's ``ctl`` counters and lateness histogram."""
+               scheduling: str = "n/a", srv: np.ndarray | None = None,
+               display: dict[str, Any] | None = None) -> LoopStats:
+    """Build :class:`LoopStats` from the loop's ``ctl`` counters and lateness histogram, its servo state
+    ``srv`` (energy out) and the active model's display plan (a dict with its ``summary``)."""
     ticks = int(ctl[K_TICK])
     inter = {EVENT_NAMES[c]: int(ctl[K_COUNT0 + c]) for c in INTERVENTIONS}
     fault = EVENT_NAMES.get(int(ctl[K_FAULT])) if int(ctl[K_FAULT]) else None
     st = LoopStats(ticks=ticks, rate_hz=rate_hz, clock=clock, scheduling=scheduling, interventions=inter,
-                   fault=fault)
+                   fault=fault, energy_out_J=float(srv[S_EOUT]) if srv is not None else 0.0,
+                   transients=int(ctl[K_COUNT0 + EV_TRANSIENT]), display=display)
     if hist is not None and clock == "real-time" and hist.sum() > 0:
         n = int(hist.sum())
         span = int(ctl[K_T_LAST_NS]) - int(ctl[K_T_FIRST_NS])

@@ -16,7 +16,7 @@ from hapticam.render.loop import LoopConfig, ServoLoop, run_simulated
 
 def test_hybrid_key_diagnostics_are_the_hammer_height_and_drive_point_of_an_offline_run():
     model = load_model_only("example:piano-key")
-    result = run_simulated(model, user=press(0.012, 0.6), duration_s=0.6, config=LoopConfig(proxy="off"))
+    result = run_simulated(model, user=press(0.012, 0.6), duration_s=0.6, config=LoopConfig(proxy="off", display="off"))
     key = next(c for c in model.components() if isinstance(c, HybridKey))
     compiled = model.compile()
     state = compiled.reset_state()

@@ -20,6 +20,9 @@ from hapticam.render.loop import LoopConfig, ServoLoop, run_simulated
 from hapticam.render.safety import SafetyConfig
 from hapticam.render.servo import build_servo, velocity_beta
 
+#: these tests examine the model rendered at the handle: the display stage has its own (test_display_stage)
+AT_HANDLE = LoopConfig(display="off")
+
 
 @njit(cache=True, nogil=True)
 def mass_spring_force(p, s, x, v, a, dt):
@@ -75,7 +78,7 @@ def test_velocity_estimate_is_the_documented_filter():
 def test_example_model_force_command_is_the_kernel_on_the_sensed_path(name):
     """Exact: the loop's model force is the kernel evaluated along the sensed path, state carried."""
     model = load_model_only(f"example:{name}")
-    r = run_simulated(model, user=press(0.0037, 1.0), duration_s=1.0)
+    r = run_simulated(model, user=press(0.0037, 1.0), duration_s=1.0, config=AT_HANDLE)
     c = model.compile()
     s = c.reset_state()
     offline = np.array([model_force(c.params, s, r.x_m[i], r.v_mps[i], 0.0, 1e-3) for i in range(r.x_m.size)])
@@ -89,7 +92,7 @@ def test_example_model_rendered_within_the_loops_documented_effect_of_the_true_p
     """Against the kernel on the true path (true velocity and acceleration), after ramp-in; the difference
     is the velocity filter's lag and the encoder."""
     model = load_model_only(f"example:{name}")
-    r = run_simulated(model, user=press(0.0037, 1.0), duration_s=1.0)
+    r = run_simulated(model, user=press(0.0037, 1.0), duration_s=1.0, config=AT_HANDLE)
     c = model.compile()
     xt = r.x_true_m
     vt = np.gradient(xt, 1e-3)
@@ -113,7 +116,7 @@ def test_piano_key_pressed_slowly_renders_its_quasi_static_force():
 
     model = load_model_only("example:piano-key")
     key = next(c for c in model.components() if isinstance(c, HybridKey))
-    r = run_simulated(model, user=press(0.0037, 1.0), duration_s=1.0)
+    r = run_simulated(model, user=press(0.0037, 1.0), duration_s=1.0, config=AT_HANDLE)
     static = key.return_spring_Npm * r.x_true_m + key.preload_N + key.lever_ratio * key.hammer_mass_kg * key.gravity_mps2
     a_true = np.gradient(np.gradient(r.x_true_m, 1e-3), 1e-3)
     full = static + (key.key_mass_kg + key.lever_ratio ** 2 * key.hammer_mass_kg) * a_true
@@ -147,8 +150,8 @@ def test_hybrid_key_event_sequence_is_the_same_at_1_khz_and_10_khz():
     base = press(0.0097, 1.0, hold_s=0.3)  # down past let-off (8.5 mm) onto the keybed (10 mm) and back
     t = base.t0_s + GRID_DT_S * np.arange(base.value.size)
     user = position_user(t, base.value, stiffness_N_per_m=2e5, damping_N_s_per_m=200.0)
-    slow = major_events(run_simulated(model, user=user, rate_hz=1000.0, duration_s=1.0))
-    fast = major_events(run_simulated(model, user=user, rate_hz=10_000.0, duration_s=1.0))
+    slow = major_events(run_simulated(model, user=user, rate_hz=1000.0, duration_s=1.0, config=AT_HANDLE))
+    fast = major_events(run_simulated(model, user=user, rate_hz=10_000.0, duration_s=1.0, config=AT_HANDLE))
     assert [n for _, n in slow] == [n for _, n in fast]
     assert {"letoff+", "escaped+", "escaped-"} <= {n for _, n in slow}
     for (ts, _), (tf, _) in zip(slow, fast):
@@ -233,8 +236,8 @@ def test_saturation_bounds_force_and_is_flagged():
 
 def test_rate_changes_period_but_not_the_rendered_force_curve():
     model = load_model_only("example:linear-key")
-    slow = run_simulated(model, user=press(0.0037, 1.0), rate_hz=500.0, duration_s=1.0)
-    fast = run_simulated(model, user=press(0.0037, 1.0), rate_hz=4000.0, duration_s=1.0)
+    slow = run_simulated(model, user=press(0.0037, 1.0), rate_hz=500.0, duration_s=1.0, config=AT_HANDLE)
+    fast = run_simulated(model, user=press(0.0037, 1.0), rate_hz=4000.0, duration_s=1.0, config=AT_HANDLE)
     assert slow.t_s.size == 500 and fast.t_s.size == 4000
     f_fast_on_slow = np.interp(slow.t_s, fast.t_s, fast.force_N)
     after = slow.t_s > 0.15

@@ -1,6 +1,7 @@
 """Render, record, verify: a recording of a rendering verifies against the same model.
 
-The recording marks ramp-in and safety interventions per tick (its ``flags`` column); the capture loader
+The model is rendered at the handle (``--display off``): what the display stage gives up is its own test's
+(test_display_stage). The recording marks ramp-in and safety interventions per tick (its ``flags`` column); the capture loader
 leaves those ticks out, so the comparison sees only the model's own force."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ EXAMPLES = ("cherry-mx-red", "gateron-brown", "kailh-box-jade", "linear-key", "t
 def test_a_recording_of_a_rendering_verifies_against_its_model(tmp_path, capsys, example, user):
     rec = tmp_path / "r.csv"
     assert main(["render", f"example:{example}", "--simulated-clock", "--user", user, "--duration", "4",
-                 "--record", str(rec)]) == 0
+                 "--display", "off", "--record", str(rec)]) == 0
     capture = load_capture(rec)
     assert 0 < capture.excluded.size < capture.n                 # the ramp-in is marked and left out
     assert capture.excluded.max() < 0.2 * capture.n
@@ -32,7 +33,7 @@ def test_a_recording_of_a_rendering_verifies_against_its_model(tmp_path, capsys,
 def test_without_the_flags_the_ramp_in_would_spoil_the_comparison(tmp_path, capsys):
     rec = tmp_path / "r.csv"
     assert main(["render", "example:cherry-mx-red", "--simulated-clock", "--user", "sine", "--duration", "4",
-                 "--record", str(rec)]) == 0
+                 "--display", "off", "--record", str(rec)]) == 0
     capture = load_capture(rec)
     capture.excluded = capture.excluded[:0]                      # as if the recording did not mark it
     assert verify(load_model_only("example:cherry-mx-red"), capture).fit_percent < 99.0

@@ -66,8 +66,9 @@ def test_too_stiff_wall_oscillates_force_stays_bounded_and_passivity_controller_
     soft = Contact(law="linear", x_c_m=0.002, k_Npm=0.5 * k_max, b_Nspm=0.0)
     stiff = Contact(law="linear", x_c_m=0.002, k_Npm=10.0 * k_max, b_Nspm=0.0)
     stable = run_simulated(soft, user=user, duration_s=2.0)
-    unstable = run_simulated(stiff, user=user, duration_s=2.0)
-    tamed = run_simulated(stiff, user=user, duration_s=2.0, safety=SafetyConfig(passivity=True))
+    bare = LoopConfig(display="off")                         # the wall at the handle, no display stage
+    unstable = run_simulated(stiff, user=user, duration_s=2.0, config=bare)
+    tamed = run_simulated(stiff, user=user, duration_s=2.0, safety=SafetyConfig(passivity=True), config=bare)
     assert _oscillation_um(stable) < 5.0                       # below the bound: settles on the wall
     assert _oscillation_um(unstable) > 200.0                   # above it: bounces off the wall for ever
     for r in (stable, unstable, tamed):
@@ -116,7 +117,7 @@ def test_force_rate_limit_turns_a_step_into_a_ramp():
     kernels = build_servo(step_force, no_flags, sim_binding_sense, sim_binding_actuate)
     model = CompiledModel(params=np.array([5.0]), state0=np.zeros(0))
     rate = 2000.0  # N/s -> 2 N per tick at 1 kHz
-    r = run_simulated(model, user=press(0.003, 1.0), duration_s=1.0, kernels=kernels,
+    r = run_simulated(model, user=press(0.003, 1.0), duration_s=1.0, kernels=kernels, config=LoopConfig(display="off"),
                       safety=SafetyConfig(max_force_rate_N_per_s=rate, ramp_s=0.0))
     df = np.abs(np.diff(r.force_N))
     assert df.max() <= rate * 1e-3 + 1e-12
@@ -145,7 +146,7 @@ def test_model_swap_mid_press_ramps_in_without_a_force_step():
     linear = load_model_only("example:linear-key")
     tactile = load_model_only("example:tactile-key")
     dev = SimulatedDevice(user=press(0.0037, 1.0))
-    loop = ServoLoop(linear, dev, LoopConfig())
+    loop = ServoLoop(linear, dev, LoopConfig(display="off"))
     first = loop.run_simulated(0.4)                             # mid-press: key half down
     loop.load_model(tactile)
     second = loop.run_simulated(0.6)

@@ -386,7 +386,7 @@ def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray
     user = position_user(t_user, x_user, stiffness_N_per_m=PROBE_STIFFNESS_N_PER_M, damping_N_s_per_m=probe_b,
                          name=f"replay of {capture.name}")
     result = run_simulated(model, device, user, rate_hz=rate_hz, duration_s=duration_s, safety=safety,
-                           config=LoopConfig(rate_hz=rate_hz, realtime=False), seed=seed)
+                           config=LoopConfig(rate_hz=rate_hz, realtime=False, display="off"), seed=seed)
     return result, t_replay, device, lead_s
 
 
