@@ -41,10 +41,11 @@ import numpy as np
 from numba import njit
 
 from hapticam.devices.base import IO_FORCE, IO_SIZE, IO_X
-from hapticam.devices.registry import device_class, open_device
+from hapticam.devices.registry import open_device
 from hapticam.devices.users import press
 from hapticam.models.kernels import model_force
 from hapticam.render.clock import now_ns, request_realtime
+from hapticam.render.emulated import Emulated as _Emulated
 from hapticam.render.layout import HIST_BIN_NS, R_AUX1, R_LATE
 from hapticam.render.loop import LoopConfig, ServoLoop
 from hapticam.render.bench_plot import tail_from_histogram, tail_from_samples
@@ -296,41 +297,6 @@ def _pct(values_us: np.ndarray) -> dict[str, float]:
         return {"p50_us": float("nan"), "p99_us": float("nan"), "p999_us": float("nan"), "max_us": float("nan")}
     return {"p50_us": float(np.percentile(v, 50)), "p99_us": float(np.percentile(v, 99)),
             "p999_us": float(np.percentile(v, 99.9)), "max_us": float(v.max())}
-
-
-class _Emulated:
-    """``with _Emulated(name, user) as device:`` the adapter ``name`` opened on its emulator."""
-
-    def __init__(self, name: str, user: Any) -> None:
-        self.name, self.user, self.emu, self.server, self.device = name, user, None, None, None
-
-    def __enter__(self) -> Any:
-        if self.name == "phantom":
-            from hapticam.devices.phantom_emulator import HdEmulator
-
-            self.emu = HdEmulator().configure(None, self.user)
-            self.device = device_class("phantom")(str(self.emu.path))
-        elif self.name == "serial":
-            from hapticam.devices.hsp_emulator import HspEmulator
-
-            self.emu = HspEmulator(None, self.user)
-            self.device = device_class("serial")(self.emu.start(), timeout_s=5.0)
-        elif self.name == "zmq":
-            from hapticam.devices.remote_server import DeviceServer
-
-            self.server = DeviceServer(open_device("sim", user=self.user))
-            self.device = device_class("zmq")(self.server.start())
-        else:
-            raise ValueError(f"bench render --device: one of {', '.join(BENCH_DEVICES)}, got {self.name!r}")
-        return self.device.open()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.device is not None:
-            self.device.close()
-        if self.name == "serial" and self.emu is not None:
-            self.emu.stop()
-        if self.server is not None:
-            self.server.stop()
 
 
 def _device_run(device: Any, model: Any, seconds: float, rate_hz: float = 1000.0) -> dict[str, Any]:
