@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 from hapticam.capture_columns import AXIS_UNITS, axis_of
 from hapticam.errors import UsageError
@@ -22,8 +23,9 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
         description="Drive the simulated device's handle along CAPTURE's probe trajectory, render MODEL through "
                     "the real servo loop and safety layer, and compare rendered with captured forces: fit "
                     "(seed 003 eq. 53), RMS and max error per direction, force-displacement features and "
-                    "perceptual verdicts. Exit 0 when every metric is within its threshold, 1 when not, "
-                    "2 on bad input.")
+                    "perceptual verdicts. The replay is ideal (a stiff probe on an ideal device, the model at the "
+                    "handle) unless --device replays it through a device as displayed. Exit 0 when every metric "
+                    "is within its threshold, 1 when not, 2 on bad input.")
     p.add_argument("model", metavar="MODEL", help="model file (.yaml/.msgpack) or example:NAME")
     p.add_argument("capture", metavar="CAPTURE", help="capture file (.csv or .npz)")
     p.add_argument("--report", metavar="DIR", help="write verify.png and verify.json into DIR (created)")
@@ -41,6 +43,9 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--speedup", type=float, default=None,
                    help="replay speed factor (default: automatic; faster only for quasi-static models and captures)")
     p.add_argument("--max-force", type=float, default=None, help="device force limit in N (default: sized to the capture)")
+    p.add_argument("--device", metavar="NAME", default=None,
+                   help="replay through this device as displayed (sim, or phantom, serial, zmq in real time on their "
+                        "emulators): its force limit, damping and handle, the display's coupling, the transients")
     p.add_argument("--x-offset-mm", type=float, default=None,
                    help="shift the capture by this much (mm) instead of aligning its contact point on the model's")
     p.set_defaults(func=_cmd_verify)
@@ -64,7 +69,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from hapticam.capture_io import load_capture
     from hapticam.models.files import load_model
     from hapticam.render.verify.compare import verify
+    from hapticam.render.verify.device_replay import check_device
     from hapticam.render.verify.report import write_figure, write_json
+
+    check_device(args.device, max_force_N=args.max_force)      # before any file is read
 
     th = Thresholds(fit_percent=args.fit_threshold, force_weber=_positive("--force-weber", args.force_weber),
                     force_floor_N=_positive("--force-floor", args.force_floor),
@@ -89,7 +97,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         report_dir = _report_folder(Path(args.report))
     rate = _positive("--rate", args.rate)
     result = verify(model, capture, model_name=str(args.model), rate_hz=rate,
-                    thresholds=th, speedup=args.speedup, max_force_N=args.max_force, x_offset_m=x_offset)
+                    thresholds=th, speedup=args.speedup, max_force_N=args.max_force, x_offset_m=x_offset,
+                    device=args.device)
     data = result.to_dict()
     if report_dir is not None:
         write_figure(report_dir / "verify.png", result)      # the figure, the likelier to fail, first
@@ -131,6 +140,8 @@ def summary_table(result) -> str:
     impacts = result.impacts
     if impacts is not None:
         lines.insert(3, f"  {impacts.summary()}")
+    if result.device is not None:
+        lines[3:3] = _device_lines(result.device)
     if impacts is not None and impacts.has_impacts:        # the verdict reads the fit outside the impacts
         lines.append(f"  {'fit, all (%)':<30} {'':>12} {result.fit_percent:>12.2f} {'':>12} {'':>12}  "
                      "(information: judged outside the impacts)")
@@ -163,6 +174,19 @@ def summary_table(result) -> str:
     lines.append("  PASSED: no difference a user could feel" if result.passed
                  else "  FAILED: " + "; ".join(result.failures))
     return "\n".join(lines)
+
+
+def _device_lines(section: dict[str, Any]) -> list[str]:
+    """The summary table's lines for a ``device`` section."""
+    if section.get("name") is None:
+        return [f"  device: {section['note']}"]
+    spec = section["spec"]
+    return [f"  device: {section['name']} ({section['clock']} clock, {section['run_s']:.3g} s): force limit "
+             f"{spec['max_force_N']:g} N, damping {spec['damping_N_s_per_m']:g} N s/m, handle "
+             f"{1e3 * spec['apparent_mass_kg']:g} g",
+             f"  display: {section['display_summary']}",
+             f"  saturated ticks {section['saturated_ticks']}; energy out into the hand "
+             f"{1e3 * section['energy_out_J']:.3g} mJ; transients {section['transients']}"]
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:

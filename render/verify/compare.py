@@ -13,7 +13,8 @@ and compares it with the captured force:
 Replay details, all reported in the result:
 
 - The probe holds the handle through a spring-damper of ``PROBE_STIFFNESS_N_PER_M`` (1 N deflects it by
-  1 um, the encoder's resolution), critically damped on the handle's mass.
+  1 um, the encoder's resolution), critically damped on the handle's mass. ``device`` replays it through
+  a device as displayed instead (:mod:`hapticam.render.verify.device_replay`; ``VerifyResult.device``).
 - The handle first rests at the capture's start position for the safety layer's ramp-in time plus
   ``SETTLE_S``; that lead-in is not compared.
 - Quasi-static replay: when the model's force does not depend on speed or acceleration (only on
@@ -55,7 +56,6 @@ from typing import Any
 import numpy as np
 
 from hapticam.devices.sim import SimParams
-from hapticam.devices.users import position_user
 from hapticam.errors import UsageError
 from hapticam.capture import Capture
 from hapticam.capture_columns import AXIS_UNITS, axis_of
@@ -69,10 +69,11 @@ from hapticam.render.result import RenderResult
 from hapticam.render.safety import SafetyConfig
 from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds, compare_features, fx_curves,
                                              key_features, reversal_window)
+from hapticam.render.verify.device_replay import (PROBE_STIFFNESS_N_PER_M, check_device, ideal_section, probe_user,
+                                                  replay_on_device)
 from hapticam.render.verify.impacts import (IMPACT_WINDOW_S, ImpactReport, assess_impacts, feature_spans,
                                             impact_residual, impact_windows)
 
-PROBE_STIFFNESS_N_PER_M = 1.0e6
 SETTLE_S = 0.05
 QUASI_STATIC_MPS = 1e-3
 #: a low fit is put down to unmodelled inertia when J a makes up at least this share of the residual's
@@ -130,6 +131,9 @@ class VerifyResult:
     impact_spans_s: list[tuple[float, float]] = field(default_factory=list)
     #: the impacts of either side and, for a press with impacts, the verdict that replaces the plain fit's
     impacts: ImpactReport | None = None
+    #: the device replayed through and what the hand received (``device_replay.device_section``), or the ideal
+    #: replay's note (``name`` None)
+    device: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (arrays left out; see the figure and the recording for those)."""
@@ -148,7 +152,7 @@ class VerifyResult:
             "passive": self.passive, "passivity_issues": self.passivity_issues,
             "axis": self.axis, "units": AXIS_UNITS[self.axis], "unmodelled_inertia": self.unmodelled_inertia,
             "impact_spans_s": [list(span) for span in self.impact_spans_s],
-            "impacts": None if self.impacts is None else self.impacts.to_dict(),
+            "impacts": None if self.impacts is None else self.impacts.to_dict(), "device": self.device,
         }
 
 
@@ -177,15 +181,17 @@ def _once(compiled, x: float, v: float, a: float, sign: float) -> float:
 def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_hz: float = 1000.0,
            thresholds: Thresholds | None = None, speedup: float | None = None,
            max_force_N: float | None = None, seed: int = 0, align: bool = True,
-           x_offset_m: float | None = None) -> VerifyResult:
+           x_offset_m: float | None = None, device: str | None = None) -> VerifyResult:
     """Replay ``capture``'s probe trajectory on the rendered ``model`` and compare forces (module notes).
 
     ``align``: remove the probe's backlash from the releasing samples and shift the capture so that its
     contact point lies on the model's (:mod:`hapticam.identify.alignment`); ``x_offset_m`` sets the shift
-    (m, added to the capture's positions) instead of finding it. The report gives both."""
+    (m, added to the capture's positions) instead of finding it. The report gives both. ``device``: replay
+    through that device as displayed (:data:`~hapticam.render.verify.device_replay.DEVICE_CHOICES`)."""
     th = thresholds or Thresholds()
     LoopConfig(rate_hz=rate_hz).checked()      # the loop's own range, before any speed-up is reasoned on
     axis = axis_of(capture.metadata)
+    check_device(device, rate_hz, axis, max_force_N)
     prepared = prepare(capture)
     backlash = remove_backlash(prepared) if align else 0.0
     offset = contact_offset(model, prepared) if (align and x_offset_m is None) else float(x_offset_m or 0.0)
@@ -198,7 +204,8 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         _check_speedup(speedup, chosen, capture, rate_hz)
     speedup = chosen if speedup is None else speedup
     _check_replay(capture, float(t_cap[-1]), rate_hz, speedup)
-    result, t_replay, device, lead_s = _replay(model, capture, t_cap, x_cap, speedup, rate_hz, max_force_N, seed)
+    result, t_replay, plant, lead_s, section = _replay(model, capture, t_cap, x_cap, speedup, rate_hz, max_force_N,
+                                                       seed, device)
     # Rendered force and handle position at the capture's sample times (tick values interpolated).
     f_ren = np.interp(t_replay, result.t_s, result.force_N)
     x_ren = np.interp(t_replay, result.t_s, result.x_m)
@@ -235,7 +242,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     impact_report.features_same = not report.noticeable
     counts = _event_counts(result)
     if counts.get("saturation"):
-        failures.append(f"the device's force limit ({device.max_force_N:g} {AXIS_UNITS[axis]['force']}) clipped "
+        failures.append(f"the device's force limit ({plant.max_force_N:g} {AXIS_UNITS[axis]['force']}) clipped "
                         f"the rendering ({counts['saturation']} saturation event"
                         f"{'s' if counts['saturation'] > 1 else ''}): the features past it are the limit's")
     return VerifyResult(
@@ -245,12 +252,12 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         nrmse_fit_percent=overall["nrmse_fit_percent"], per_direction=per_direction, curves_reference=curves_ref, curves_rendered=curves_ren, features=report,
         thresholds=th, passed=not failures, failures=failures,
         replay={"rate_hz": rate_hz, "speedup": speedup, "lead_in_s": lead_s, "ticks": int(result.t_s.size),
-                "probe_stiffness_N_per_m": PROBE_STIFFNESS_N_PER_M, "device_max_force_N": device.max_force_N,
+                "probe_stiffness_N_per_m": PROBE_STIFFNESS_N_PER_M, "device_max_force_N": plant.max_force_N,
                 "median_capture_speed_mps": median_speed, "backlash_m": backlash, "x_offset_m": offset,
                 "impact_windows": flagged[1], **impact_share},
         safety_events=counts, capture_source=str(capture.metadata.get("source", "")),
         passive=passivity.passive, passivity_issues=list(passivity.issues), axis=axis,
-        unmodelled_inertia=inertia, impact_spans_s=spans, impacts=impact_report)
+        unmodelled_inertia=inertia, impact_spans_s=spans, impacts=impact_report, device=section)
 
 
 def _per_direction(f_cap: np.ndarray, f_ren: np.ndarray, valid: np.ndarray,
@@ -365,29 +372,30 @@ def _inertia_note(inertia: dict[str, float] | None, axis: str) -> str:
             f"the fit would be {inertia['fit_percent_with_inertia']:.2f} %")
 
 
-def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray, speedup: float,
-            rate_hz: float, max_force_N: float | None, seed: int) -> tuple[RenderResult, np.ndarray, Any, float]:
-    """Drive the simulated handle along ``x_cap`` (sped up) through the render loop; return the result,
-    the replay times of the capture's samples, the device parameters and the lead-in (s)."""
+def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray, speedup: float, rate_hz: float,
+            max_force_N: float | None, seed: int, device: str | None = None
+            ) -> tuple[RenderResult, np.ndarray, Any, float, dict[str, Any]]:
+    """Drive the handle along ``x_cap`` (sped up) through the render loop, on the ideal device sized to the
+    capture or through ``device`` as displayed; return the result, the replay times of the capture's samples,
+    the device's parameters (its ``max_force_N``), the lead-in (s) and the ``device`` section."""
     safety = SafetyConfig()
     lead_s = safety.ramp_s + SETTLE_S
     t_replay = lead_s + t_cap / speedup
     duration_s = float(t_replay[-1]) + 2.0 / rate_hz
-    t_user = np.concatenate([[0.0], t_replay])
-    x_user = np.concatenate([[x_cap[0]], x_cap])
+    if device is not None:
+        result, spec, section = replay_on_device(model, device, t_replay, x_cap, duration_s, rate_hz, safety, seed,
+                                                 capture.name)
+        return result, t_replay, spec, lead_s, section
     f_peak = float(np.max(np.abs(capture.f_N[capture.valid]))) if capture.valid.any() else 1.0
     span = float(x_cap.max() - x_cap.min())
     base = SimParams()
-    device = replace(base, max_force_N=max_force_N if max_force_N is not None else max(base.max_force_N,
-                                                                                         2.0 * f_peak),
-                     max_force_rate_N_per_s=max(base.max_force_rate_N_per_s, 1000.0 * 2.0 * f_peak),
-                     workspace_m=(float(x_cap.min()) - 0.2 * span - 1e-3, float(x_cap.max()) + 0.2 * span + 1e-3))
-    probe_b = 2.0 * math.sqrt(PROBE_STIFFNESS_N_PER_M * device.handle_mass_kg)  # critical damping
-    user = position_user(t_user, x_user, stiffness_N_per_m=PROBE_STIFFNESS_N_PER_M, damping_N_s_per_m=probe_b,
-                         name=f"replay of {capture.name}")
-    result = run_simulated(model, device, user, rate_hz=rate_hz, duration_s=duration_s, safety=safety,
+    plant = replace(base, max_force_N=max_force_N if max_force_N is not None else max(base.max_force_N, 2.0 * f_peak),
+                    max_force_rate_N_per_s=max(base.max_force_rate_N_per_s, 1000.0 * 2.0 * f_peak),
+                    workspace_m=(float(x_cap.min()) - 0.2 * span - 1e-3, float(x_cap.max()) + 0.2 * span + 1e-3))
+    user = probe_user(t_replay, x_cap, plant.handle_mass_kg, f"replay of {capture.name}")
+    result = run_simulated(model, plant, user, rate_hz=rate_hz, duration_s=duration_s, safety=safety,
                            config=LoopConfig(rate_hz=rate_hz, realtime=False, display="off"), seed=seed)
-    return result, t_replay, device, lead_s
+    return result, t_replay, plant, lead_s, ideal_section()
 
 
 def _features(x_cap, x_ren, f_cap, f_ren, direction, valid, th, turning):
