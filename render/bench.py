@@ -49,6 +49,7 @@ from hapticam.render.emulated import Emulated as _Emulated
 from hapticam.render.layout import HIST_BIN_NS, R_AUX1, R_LATE
 from hapticam.render.loop import LoopConfig, ServoLoop
 from hapticam.render.bench_plot import tail_from_histogram, tail_from_samples
+from hapticam.render.bench_display import display_timings, format_display_table
 from hapticam.render.stats import hist_percentile_us
 
 BENCH_MODEL = "example:linear-key"
@@ -232,6 +233,8 @@ def run_bench(seconds: float = 10.0, progress: Callable[[str], None] = lambda m:
     results["hapticam_10khz"] = r10
     progress("per-kind kernel timing")
     results["kinds"] = kind_timings()
+    progress("servo step with and without the display stage")
+    results["display"] = display_timings()
     results["scheduling"] = results["hapticam"]["idle"]["scheduling"]
     results["lateness_resolution_us"] = HIST_BIN_NS * 1e-3
     results["p99_ratio"] = {cond: p99_ratio(results["python"][cond], results["hapticam"][cond])
@@ -284,6 +287,8 @@ def format_table(r: dict[str, Any]) -> str:
     lines.append(f"{'model kind':<22}{'tick_us':>10}{'p99 us':>10}{'max us':>10}")
     for kind, k in r["kinds"].items():
         lines.append(f"{kind:<22}{k['tick_us']:>10.3f}{k['p99_us']:>10.3f}{k['max_us']:>10.2f}")
+    if "display" in r:
+        lines.append(format_display_table(r["display"]))
     return "\n".join(lines)
 
 
