@@ -1,6 +1,5 @@
 """Event times and contact steps of the hybrid key: closed-form landing, string and crossing times,
-lift-off location, the Hunt-Crossley contact's RK4 step (seed 000 eq. 26), and the strongest impact of a
-tick for the render loop's transients. Pure arithmetic, compiled."""
+lift-off location, and the Hunt-Crossley contact's RK4 step (seed 000 eq. 26). Pure arithmetic, compiled."""
 
 from __future__ import annotations
 
@@ -8,8 +7,7 @@ import math
 
 from numba import njit
 
-from hapticam.models.hybrid_key_layout import (EV_LANDING, EV_STRING, F_LIMIT_N, MAX_LOGGED_EVENTS, P_B, P_G, P_K,
-                                               P_MH, P_N, S_EV0, S_EV_COUNT)
+from hapticam.models.hybrid_key_layout import (F_LIMIT_N, P_B, P_G, P_K, P_MH, P_N)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -150,18 +148,3 @@ def crossing_time(x0, v0, a, c, ta, tb, xa, xb):
     e2 = max(ta - r2, r2 - tb, 0.0)
     return clamp(r1 if e1 <= e2 else r2, ta, tb)
 
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def hybrid_key_impact(p, s):
-    """The strongest impact of the last tick, for event-based transients: ``(code, speed)`` with the event
-    code (``EV_LANDING``: the hammer landing on the jack or in the backcheck; ``EV_STRING``: striking the
-    string) and its impact speed (m/s, > 0), or ``(0, 0.0)`` when the tick held none."""
-    code = 0
-    speed = 0.0
-    for j in range(min(int(s[S_EV_COUNT]), MAX_LOGGED_EVENTS)):
-        k = S_EV0 + 3 * j
-        c = int(s[k])
-        if (c == EV_LANDING or c == EV_STRING) and abs(s[k + 2]) > speed:
-            code = c
-            speed = abs(s[k + 2])
-    return code, speed

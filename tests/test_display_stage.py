@@ -142,3 +142,34 @@ def test_the_plan_says_what_the_display_keeps_and_gives_up():
     with pytest.raises(UsageError):
         LoopConfig(display="sometimes").checked()
 
+
+
+def test_a_transient_adds_no_energy_beyond_its_bounded_pulse():
+    """The piano key pressed by the finger with and without a landing transient: the energy the device puts
+    into the hand grows by no more than the pulses' bound (pulse_energy_bound_J: the largest handle speed
+    times each clipped pulse's force integral), and the clipped pulses never saturate the device."""
+    import copy
+
+    from hapticam.devices.users import finger as finger_user
+    from hapticam.models.files import load_model_only
+    from hapticam.models.transients import Transient, pulse_energy_bound_J
+    from hapticam.render.display_stage import TRANSIENT_FORCE_SHARE, TRANSIENT_RATE_SHARE
+
+    press = finger_user(0.012, 1.0, press_s=0.2, release_s=0.6)
+    plain = load_model_only("example:piano-key")
+    pulse = Transient(event="landing", gain_N_per_mps=20.0, frequency_hz=150.0, decay_s=0.004)
+    staged = copy.copy(plain)
+    staged.transients = (pulse,)
+    runs = {}
+    for name, model in (("plain", plain), ("staged", staged)):
+        device = SimulatedDevice(SimParams(), press)
+        with device:
+            runs[name] = ServoLoop(model, device, LoopConfig(realtime=False)).run_simulated(1.0)
+    started = runs["staged"].events_named("transient")
+    assert runs["plain"].stats.transients == 0 and len(started) == runs["staged"].stats.transients > 0
+    assert runs["staged"].stats.interventions["saturation"] == 0
+    speed = float(np.max(np.abs(np.diff(runs["staged"].x_m)))) / 1e-3
+    bound = sum(pulse_energy_bound_J(pulse, e.value / pulse.gain_N_per_mps, TRANSIENT_FORCE_SHARE * SPEC.max_force_N,
+                                     TRANSIENT_RATE_SHARE * SPEC.max_force_rate_N_per_s, handle_speed_mps=speed,
+                                     tick_s=1e-3) for e in started)
+    assert runs["staged"].stats.energy_out_J - runs["plain"].stats.energy_out_J <= bound
