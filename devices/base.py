@@ -16,7 +16,8 @@ compiles the model's force kernel, so nothing of Python runs per tick:
   ``io[IO_AUX0]``/``io[IO_AUX1]`` two device diagnostics recorded with every tick.
 - ``actuate(state, io, dt_s) -> status``: command ``io[IO_FORCE]`` (N, model force along +x; the handle
   feels ``-io[IO_FORCE]``). A simulated device also advances its physics by ``dt_s``; ``dt_s = 0`` is the
-  loop's last call (with zero force) when it stops.
+  loop's last call (with zero force) when it stops, on a fault too: the device's last command is then
+  exactly zero, with nothing an adapter adds of its own (the Phantom's rail).
 
 What a device may do per tick: arithmetic, non-blocking I/O on descriptors it opened before the loop
 started, calls into a C library; never allocate, block, raise, or touch a Python object.
@@ -24,7 +25,8 @@ started, calls into a C library; never allocate, block, raise, or touch a Python
 How it reports a fault: the status both functions return. ``STATUS_OK`` (0) is a good tick; a positive
 code is a recoverable fault (this tick's force is zeroed, the event ``device-error`` is logged with the
 code and counted, the loop goes on); a negative code is fatal (zero force, the loop stops with the
-fault ``device-fault`` and the code in its event log).
+fault ``device-fault`` and the code in its event log). :meth:`Device.status_text` tells a code's cause in
+words (each adapter's :attr:`Device.status_causes`).
 
 ``ServoBinding.simulated`` says whether the device's clock is the loop's (it advances by ``dt_s`` in
 ``actuate``), so the loop may run it faster than real time (``--simulated-clock``); hardware runs only
@@ -35,6 +37,8 @@ Python-level ``read()``/``write()`` are for setup, diagnostics and tests, never 
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -55,6 +59,23 @@ IO_AUX1 = 8       # (simulator: force the user applies to the handle, N)
 IO_SIZE = 9
 
 STATUS_OK = 0  # sense/actuate: a good tick (> 0 recoverable fault code, < 0 fatal fault code)
+
+# Bounds no real haptic device reaches. A specification beyond them comes from a faulty firmware, driver or
+# network peer, and is refused before it sizes a force (the safety layer clamps to the spec's own figures).
+#: peak force (N): force-feedback arms peak at tens of newtons, industrial ones near 1 kN; 10 kN crushes a hand
+MAX_FORCE_N = 1e4
+#: force rate (N/s): MAX_FORCE_N within 0.1 ms, a 10 kHz current loop, faster than any haptic amplifier
+MAX_FORCE_RATE_N_PER_S = MAX_FORCE_N / 1e-4
+#: physical damping (N s/m): a handle moved at 1 m/s, a slow hand movement, would resist with MAX_FORCE_N
+MAX_DAMPING_N_S_PER_M = MAX_FORCE_N / 1.0
+#: passive stiffness at 1 kHz (N/m): Colgate & Schenkel's K < 2 b / T with b = MAX_DAMPING_N_S_PER_M, T = 1 ms
+MAX_STIFFNESS_N_PER_M = 2.0 * MAX_DAMPING_N_S_PER_M / 1e-3
+#: workspace bound (m) from the origin: a hand-held handle travels centimetres, a room-sized cable robot metres
+MAX_WORKSPACE_M = 10.0
+#: apparent mass at the handle (kg): more than a person moves by hand as a haptic display
+MAX_APPARENT_MASS_KG = 100.0
+#: longest device name (characters): it is printed in one-line messages and session logs
+MAX_NAME_CHARS = 200
 
 
 class ServoBinding(NamedTuple):
@@ -80,6 +101,11 @@ class DeviceSpec:
     ``apparent_mass_kg`` is the inertia the user feels at the handle with zero force.
     ``passivity_required`` is set by a device whose own I/O delays the loop (a remote device: network delay
     erodes passivity), so the safety layer keeps the passivity observer and controller on for it.
+
+    A spec checks itself when it is made (:func:`spec_problem`): whatever an adapter learnt from its device,
+    firmware or network peer, a spec that exists is physical, or a :class:`~hapticam.errors.DeviceError`
+    names the device, the field and the value. An adapter not yet opened states
+    :class:`UnopenedDeviceSpec` instead.
     """
 
     name: str
@@ -93,6 +119,13 @@ class DeviceSpec:
     apparent_mass_kg: float = 0.0
     passivity_required: bool = False
 
+    def __post_init__(self) -> None:
+        if isinstance(self.workspace_m, list):             # a spec read back from to_dict() or the network
+            object.__setattr__(self, "workspace_m", tuple(self.workspace_m))
+        problem = spec_problem(self)
+        if problem is not None:
+            raise DeviceError(f"{_label(self.name)}: the device's specification is not physical: {problem}")
+
     def max_stable_stiffness(self, rate_hz: float) -> float:
         """Largest passive wall stiffness (N/m) at servo rate ``rate_hz``: ``K < 2 b / T``
         (Colgate & Schenkel 1997), scaled from the 1 kHz figure as ``K(rate) = K_1kHz * rate / 1000``."""
@@ -103,6 +136,97 @@ class DeviceSpec:
         d = asdict(self)
         d["workspace_m"] = list(self.workspace_m)
         return d
+
+
+#: the workspace an adapter states before it has opened its device (unknown: the empty interval)
+UNKNOWN_WORKSPACE_M = (0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class UnopenedDeviceSpec(DeviceSpec):
+    """The spec of an adapter before it has opened its device and learnt its figures: it renders nothing
+    (every limit 0) and its workspace is unknown (:data:`UNKNOWN_WORKSPACE_M`). Only an adapter states it,
+    never a device or a peer (a spec received is always a :class:`DeviceSpec`); :meth:`Device.open` refuses
+    to leave an adapter with it."""
+
+    def __post_init__(self) -> None:
+        problem = _name_problem(self.name)
+        limits = (self.max_force_N, self.max_force_rate_N_per_s, self.max_stiffness_N_per_m, self.damping_N_s_per_m)
+        if problem is None and (any(v != 0.0 for v in limits) or tuple(self.workspace_m) != UNKNOWN_WORKSPACE_M):
+            problem = "an unopened device's spec renders nothing: every limit 0 and the workspace unknown (0, 0)"
+        if problem is not None:
+            raise DeviceError(f"{_label(self.name)}: {problem}")
+
+    @classmethod
+    def named(cls, name: str) -> "UnopenedDeviceSpec":
+        """The placeholder spec of the adapter ``name`` (e.g. ``"serial:/dev/ttyACM0"``)."""
+        return cls(name=name, max_force_N=0.0, max_force_rate_N_per_s=0.0, max_stiffness_N_per_m=0.0,
+                   workspace_m=UNKNOWN_WORKSPACE_M, resolution_m=0.0, damping_N_s_per_m=0.0)
+
+
+#: the spec's numbers: (field, lowest value, whether the lowest itself is allowed, highest value, unit)
+#: (damping before the stiffness adapters derive from it, so a bad damping is named as itself)
+_SPEC_NUMBERS = (("max_force_N", 0.0, False, MAX_FORCE_N, "N"),
+                 ("max_force_rate_N_per_s", 0.0, False, MAX_FORCE_RATE_N_PER_S, "N/s"),
+                 ("damping_N_s_per_m", 0.0, True, MAX_DAMPING_N_S_PER_M, "N s/m"),
+                 ("max_stiffness_N_per_m", 0.0, True, MAX_STIFFNESS_N_PER_M, "N/m"),
+                 ("resolution_m", 0.0, True, MAX_WORKSPACE_M, "m"),
+                 ("apparent_mass_kg", 0.0, True, MAX_APPARENT_MASS_KG, "kg"))
+
+
+def _is_finite(value: Any) -> bool:
+    """A real number (not a flag) that is finite as a float."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:                                  # an integer beyond any float
+        return False
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _name_problem(name: Any) -> str | None:
+    if not (isinstance(name, str) and 0 < len(name) <= MAX_NAME_CHARS and name.isprintable()):
+        return f"name = {_shown(name)} (a printable name of 1-{MAX_NAME_CHARS} characters)"
+    return None
+
+
+def _label(name: Any) -> str:
+    """The spec's name as a message's prefix (its repr when it is not a printable name)."""
+    return name if _name_problem(name) is None else f"device {_shown(name)}"
+
+
+def spec_problem(spec: DeviceSpec) -> str | None:
+    """What makes ``spec`` unphysical, as ``field = value (requirement)``, or None: a printable name; every
+    number finite; ``max_force_N`` and ``max_force_rate_N_per_s`` > 0; stiffness, resolution, damping and
+    apparent mass >= 0 (0: a frictionless device renders no passive wall, a mass not stated); each at most its
+    bound (``MAX_*`` of this module); a workspace ``lo < hi`` within ``MAX_WORKSPACE_M`` and wider than the
+    resolution; a positive apparent mass where the passivity controller is required (its bounds scale with
+    it); flags that are booleans."""
+    problem = _name_problem(spec.name)
+    if problem is not None:
+        return problem
+    for flag in ("provides_velocity", "passivity_required"):
+        if not isinstance(getattr(spec, flag), bool):
+            return f"{flag} = {_shown(getattr(spec, flag))} (true or false)"
+    for field, lo, lo_allowed, hi, unit in _SPEC_NUMBERS:
+        v = getattr(spec, field)
+        if not (_is_finite(v) and (v >= lo if lo_allowed else v > lo) and v <= hi):
+            return f"{field} = {_shown(v)} (finite, {'>=' if lo_allowed else '>'} {lo:g} and at most {hi:g} {unit})"
+    ws = spec.workspace_m
+    if not (isinstance(ws, tuple) and len(ws) == 2 and all(_is_finite(v) for v in ws)
+            and -MAX_WORKSPACE_M <= ws[0] < ws[1] <= MAX_WORKSPACE_M):
+        return f"workspace_m = {_shown(ws)} (two finite numbers lo < hi within +-{MAX_WORKSPACE_M:g} m)"
+    if spec.resolution_m > ws[1] - ws[0]:
+        return f"resolution_m = {_shown(spec.resolution_m)} (at most the workspace's width, {ws[1] - ws[0]:g} m)"
+    if spec.passivity_required and not spec.apparent_mass_kg > 0.0:
+        return (f"apparent_mass_kg = {_shown(spec.apparent_mass_kg)} (> 0 kg on a device that requires the "
+                "passivity controller: its damping and stiffness bounds scale with the mass)")
+    return None
 
 
 @dataclass(frozen=True)
@@ -122,6 +246,8 @@ class Device:
     """
 
     spec: DeviceSpec
+    #: the cause of each status code this adapter's binding returns (> 0 recoverable, < 0 fatal), in words
+    status_causes: dict[int, str] = {}
 
     def __init__(self) -> None:
         self._open_flag = False
@@ -142,6 +268,11 @@ class Device:
             raise
         except Exception as exc:  # driver errors of any type
             raise DeviceError(f"{self.spec.name}: cannot open device: {exc}") from exc
+        if isinstance(self.spec, UnopenedDeviceSpec):
+            try:
+                self._close()
+            finally:
+                raise DeviceError(f"{self.spec.name}: the adapter opened without stating the device's specification")
         self._open_flag = True
         return self
 
@@ -203,6 +334,13 @@ class Device:
         if address:
             raise DeviceError(f"device {cls.__name__} takes no address (got {address!r})")
         return cls()
+
+    def status_text(self, code: int) -> str:
+        """What the status ``code`` of this device's ``sense``/``actuate`` means, in words, with the code in
+        brackets (``[device code -0x002]``); the code alone when the adapter does not know it
+        (:attr:`status_causes`)."""
+        cause = self.status_causes.get(int(code))
+        return f"{cause} [device code {int(code):#06x}]" if cause else f"device code {int(code):#06x}"
 
     def session_notes(self) -> dict[str, Any]:
         """What a session's log and recording header keep about this device's link (port, low-latency

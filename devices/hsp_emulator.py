@@ -6,7 +6,8 @@ subprocess on the master side of a fresh pseudo-terminal (raw mode) and hands ou
 device's parameters (:class:`~hapticam.devices.sim.SimParams`) and scripted user
 (:class:`~hapticam.devices.users.User`), so a rendering on the emulator compares with the simulator.
 Faults are the emulator's command-line flags (``drop_every``, ``corrupt_every``, ``late_every`` with
-``late_us``, ``silence_at_ms`` with ``silence_ms``, ``unplug_at_ms``).
+``late_us``, ``silence_at_ms`` with ``silence_ms``, ``unplug_at_ms``); ``reported`` makes the firmware state
+other figures than the plant's in its INFO (a firmware with a bad calibration: infinite, NaN or negative).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from hapticam.errors import DeviceError
 
 EMULATOR_SOURCE = Path(__file__).resolve().parent / "emulators" / "hsp_emu.c"
 FAULT_FLAGS = ("drop_every", "corrupt_every", "late_every", "late_us", "silence_at_ms", "silence_ms", "unplug_at_ms")
+#: INFO figures ``reported`` may set, and the firmware's flag for each (the plant uses the same figure)
+INFO_FLAGS = {"max_force_N": "--fmax", "continuous_force_N": "--fcont", "max_force_rate_N_per_s": "--rate",
+              "damping_N_s_per_m": "--damping", "counts_per_m": "--cpm", "workspace_lo_m": "--ws-lo",
+              "workspace_hi_m": "--ws-hi"}
 
 
 def build_emulator(out_dir: str | os.PathLike[str] | None = None, cc: str | None = None) -> Path:
@@ -53,16 +58,23 @@ class HspEmulator:
     """The emulator on a pseudo-terminal; ``with HspEmulator(...) as port:`` yields the port's path.
 
     ``plant_clock="frames"`` advances the plant by ``frame_dt_s`` per FORCE (deterministic, the
-    simulator's clock); ``"wall"`` by real time. After :meth:`stop`, :attr:`summary` holds the
-    emulator's counters (``crc_errors``, ``watchdog_trips``, ``dropped``, ...) and :attr:`log` its stderr.
+    simulator's clock); ``"wall"`` by real time. ``reported`` maps INFO figures (:data:`INFO_FLAGS`, SI
+    units) to the values the firmware states instead of the plant's (any float: ``inf``, ``nan``, negative).
+    After :meth:`stop`, :attr:`summary` holds the emulator's counters (``crc_errors``, ``watchdog_trips``,
+    ``dropped``, ...) and :attr:`log` its stderr.
     """
 
     def __init__(self, params: SimParams | None = None, user: User | None = None, *, plant_clock: str = "frames",
                  frame_dt_s: float = 1e-3, continuous_force_N: float | None = None, name: str = "hsp-emu",
-                 executable: str | os.PathLike[str] | None = None, **faults: float) -> None:
+                 executable: str | os.PathLike[str] | None = None, reported: dict[str, float] | None = None,
+                 **faults: float) -> None:
         unknown = set(faults) - set(FAULT_FLAGS)
         if unknown:
             raise DeviceError(f"hsp emulator: unknown fault {sorted(unknown)} (known: {', '.join(FAULT_FLAGS)})")
+        unknown = set(reported or {}) - set(INFO_FLAGS)
+        if unknown:
+            raise DeviceError(f"hsp emulator: unknown INFO figure {sorted(unknown)} (known: {', '.join(INFO_FLAGS)})")
+        self.reported = {k: float(v) for k, v in (reported or {}).items()}
         if plant_clock not in ("frames", "wall"):
             raise DeviceError(f"hsp emulator: plant_clock is 'frames' or 'wall', got {plant_clock!r}")
         self.params = params or SimParams()
@@ -98,6 +110,8 @@ class HspEmulator:
                      "--user-period", repr(u.period_s), "--x0", repr(u.x0_m)]
         for key, value in self.faults.items():
             args += ["--" + key.replace("_", "-"), str(int(value)) if float(value).is_integer() else repr(value)]
+        for key, value in self.reported.items():
+            args[args.index(INFO_FLAGS[key]) + 1] = repr(value)     # the firmware reads it with atof
         return args
 
     def start(self) -> str:

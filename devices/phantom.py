@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from hapticam.devices import phantom_hd as hd
-from hapticam.devices.base import IO_SIZE, Device, DeviceSpec, DeviceState, ServoBinding
+from hapticam.devices.base import IO_SIZE, Device, DeviceSpec, DeviceState, ServoBinding, UnopenedDeviceSpec
 from hapticam.errors import DependencyMissingError, DeviceError, UsageError
 
 #: nominal position resolution of a Touch (3D Systems datasheet: > 450 dpi, about 0.055 mm); HDAPI has no query
@@ -46,6 +46,8 @@ DEFAULT_APPARENT_MASS_KG = 0.045
 #: the rail's default stiffness as a fraction of the device's passive bound HD_NOMINAL_MAX_STIFFNESS
 RAIL_FRACTION = 0.5
 _SYNC_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_uint, ctypes.c_void_p)
+#: the ``device-fault`` code the servo loop logs when the device's scheduler stops calling the tick
+SCHEDULER_SILENT = -1
 
 
 def _vector(name: str, value: Any, unit: bool) -> np.ndarray:
@@ -100,6 +102,10 @@ class PhantomDevice(Device):
     """
 
     external_clock = True
+    #: the device's HDAPI errors, and the loop's code (hapticam.render.scheduled.SILENT_FAULT) for a scheduler
+    #: that stopped calling the tick
+    status_causes = {**hd.status_causes(), SCHEDULER_SILENT: "the device's scheduler stopped calling the servo "
+                     "tick (force output disabled)"}
 
     def __init__(self, library: str | None = None, *, axis: Any = (0.0, -1.0, 0.0), origin_mm: Any = None,
                  rail_stiffness_N_per_m: float | None = None, config_name: str | None = None,
@@ -119,8 +125,8 @@ class PhantomDevice(Device):
         self.config_name = config_name
         self.servo_silence_s = float(silence_ms) * 1e-3
         self.resolution_m, self.apparent_mass_kg = float(resolution_m), float(apparent_mass_kg)
-        self.spec = DeviceSpec(name="phantom", max_force_N=0.0, max_force_rate_N_per_s=0.0, max_stiffness_N_per_m=0.0,
-                               workspace_m=(0.0, 0.0), resolution_m=self.resolution_m, damping_N_s_per_m=0.0)
+        self.spec = UnopenedDeviceSpec.named("phantom")      # until the device reports its figures
+        self._figures: dict[str, Any] = {}                   # the spec's figures but the workspace, once read
         self.fst = np.zeros(hd.F_SIZE)
         self.ist = np.zeros(hd.I_SIZE, dtype=np.int64)
         self.info: dict[str, Any] = {}
@@ -190,8 +196,9 @@ class PhantomDevice(Device):
         """Compiled sense/actuate over ``(fst, ist)``, for the device's scheduler (real time only)."""
         self._require_open()
         if self.faulted:
-            raise DeviceError(f"{self.spec.name}: the device reported HDAPI error {int(self.ist[hd.I_FATAL_CODE]):#06x}; "
-                              "close it and open it again")
+            code = int(self.ist[hd.I_FATAL_CODE])
+            raise DeviceError(f"{self.spec.name}: the device reported {hd.error_text(code)} "
+                              f"[HDAPI error {code:#06x}]; close it and open it again")
         return ServoBinding(hd.phantom_sense, hd.phantom_actuate, (self.fst, self.ist), False)
 
     # -- the device's scheduler (hapticam.render.scheduled) ---------------------------------------------------
@@ -229,7 +236,8 @@ class PhantomDevice(Device):
                 break
             codes.append(code)
         if codes:
-            raise DeviceError(f"{self.spec.name}: {what} failed: HDAPI error {', '.join(f'{c:#06x}' for c in codes)}")
+            raise DeviceError(f"{self.spec.name}: {what} failed: "
+                              + "; ".join(f"{hd.error_text(c)} [HDAPI error {c:#06x}]" for c in codes))
 
     def _get(self, what: int, n: int = 1) -> np.ndarray:
         buf = (ctypes.c_double * 6)()
@@ -263,11 +271,13 @@ class PhantomDevice(Device):
                               f"stiffness {kmax} N/m, impulse {impulse}, rate {rate.value} Hz, workspace {box.tolist()})")
         self.update_rate_hz = float(rate.value)
         self._box, self._kmax = box, kmax
-        self.spec = DeviceSpec(
-            name=f"phantom:{self.info['model']}", max_force_N=fmax,
+        # the workspace along the axis is known once the axis is placed (_place_axis), which makes the spec
+        self.spec = UnopenedDeviceSpec.named(f"phantom:{self.info['model']}")
+        self._figures = dict(
+            name=self.spec.name, max_force_N=fmax,
             max_force_rate_N_per_s=impulse * self.update_rate_hz,     # N per tick x ticks per s
             max_stiffness_N_per_m=kmax * 1000.0 / self.update_rate_hz,  # the vendor's figure, scaled to 1 kHz
-            workspace_m=(0.0, 0.0), resolution_m=self.resolution_m,
+            resolution_m=self.resolution_m,
             damping_N_s_per_m=kmax / (2.0 * self.update_rate_hz),     # b = K T / 2 from K < 2 b / T
             provides_velocity=False, apparent_mass_kg=self.apparent_mass_kg)
         self.notes.append(f"{self.info['vendor']} {self.info['model']} (serial {self.info['serial']}): peak "
@@ -294,7 +304,7 @@ class PhantomDevice(Device):
         if rail > self._kmax:
             raise DeviceError(f"phantom rail stiffness {rail:g} N/m is beyond the device's passive bound "
                              f"{self._kmax:g} N/m (HD_NOMINAL_MAX_STIFFNESS)")
-        self.spec = DeviceSpec(**{**self.spec.to_dict(), "workspace_m": (lo, hi)})
+        self.spec = DeviceSpec(**self._figures, workspace_m=(lo, hi))
         self.fst[:] = 0.0
         self.ist[:] = 0
         self.fst[hd.F_AXIS:hd.F_AXIS + 3] = self.axis
@@ -310,8 +320,8 @@ class PhantomDevice(Device):
         handle = lib.hdInitDevice(self.config_name.encode() if self.config_name else None)
         if handle == hd.HD_INVALID_HANDLE:
             code = hd.error_code(lib.hdGetError())
-            raise DeviceError(f"phantom: hdInitDevice failed (HDAPI error {code:#06x}): is the device connected, "
-                              "powered and configured (Touch_Setup)?")
+            raise DeviceError(f"phantom: hdInitDevice failed (HDAPI error {code:#06x}): {hd.error_text(code)}; is the "
+                              "device connected, powered and configured (Touch_Setup)?")
         self._handle = int(handle)
         try:
             lib.hdMakeCurrentDevice(handle)

@@ -69,6 +69,24 @@ HD_FORCE_RAMPING = 0x4002
 HD_SOFTWARE_FORCE_LIMIT = 0x4003
 HD_MAX_SCHEDULER_PRIORITY = 0xFFFF
 HD_INVALID_HANDLE = 0xFFFFFFFF
+#: HDAPI's error codes (hdDefines.h), in words
+ERROR_TEXT = {0x0100: "invalid enumerant (HD_INVALID_ENUM)", 0x0101: "invalid value (HD_INVALID_VALUE)",
+              0x0102: "invalid operation (HD_INVALID_OPERATION)", 0x0103: "invalid input type (HD_INVALID_INPUT_TYPE)",
+              0x0104: "bad device handle (HD_BAD_HANDLE)",
+              0x0200: "motors too warm, force reduced (HD_WARM_MOTORS)",
+              0x0201: "force beyond the device's maximum (HD_EXCEEDED_MAX_FORCE)",
+              0x0202: "force changed faster than the impulse limit (HD_EXCEEDED_MAX_FORCE_IMPULSE)",
+              0x0203: "handle faster than the velocity limit (HD_EXCEEDED_MAX_VELOCITY)",
+              0x0204: "force error (HD_FORCE_ERROR)",
+              0x0300: "device fault (HD_DEVICE_FAULT)",
+              0x0301: "device already initialised (HD_DEVICE_ALREADY_INITIATED)",
+              0x0302: "communication with the device lost (HD_COMM_ERROR)",
+              0x0303: "communication misconfigured (HD_COMM_CONFIG_ERROR)",
+              0x0304: "the device's servo timer failed (HD_TIMER_ERROR)",
+              0x0400: "a frame begun inside a frame (HD_ILLEGAL_BEGIN)",
+              0x0401: "a frame ended outside a frame (HD_ILLEGAL_END)", 0x0402: "frame error (HD_FRAME_ERROR)",
+              0x0500: "invalid scheduler priority (HD_INVALID_PRIORITY)", 0x0501: "scheduler full (HD_SCHEDULER_FULL)",
+              0x0600: "no valid OpenHaptics licence (HD_INVALID_LICENSE)"}
 #: capabilities the adapter turns on besides force output (the device's own safety, beside hapticam's)
 SAFETY_CAPABILITIES = {"max force clamping": HD_MAX_FORCE_CLAMPING, "software force limit": HD_SOFTWARE_FORCE_LIMIT,
                        "software velocity limit": HD_SOFTWARE_VELOCITY_LIMIT,
@@ -156,6 +174,17 @@ def _declare(lib: ctypes.CDLL) -> None:
         fn.restype, fn.argtypes = res, args
 
 
+def error_text(code: int) -> str:
+    """An HDAPI error code's cause in words (:data:`ERROR_TEXT`)."""
+    return ERROR_TEXT.get(int(code), "an HDAPI error hdDefines.h does not list")
+
+
+def status_causes() -> dict[int, str]:
+    """The cause of each status the compiled functions return: ``+code`` or ``-code`` as :func:`classify`
+    signs each HDAPI error."""
+    return {(-code if (code >> 8) in (0x03, 0x05) else code): text for code, text in ERROR_TEXT.items()}
+
+
 def error_code(raw: int) -> int:
     """``errorCode`` from ``hdGetError``'s value as returned in a register (low 32 bits)."""
     return int(raw) & 0xFFFFFFFF
@@ -234,14 +263,17 @@ def phantom_sense(state, io):
 @njit(cache=True, nogil=True)
 def phantom_actuate(state, io, dt_s):
     """The binding's ``actuate``: ``F = -F_model a - k_rail r`` (N) through ``hdSetDoublev``, close the
-    frame, return the error status. Outside a frame (nothing opened it) it does nothing."""
+    frame, return the error status. The loop's last call (``dt_s = 0``) commands exactly zero, the rail
+    released too. Outside a frame (nothing opened it) it does nothing."""
     fst, ist = state[0], state[1]
     if ist[I_IN_FRAME] == 0:
         return 0
     f = io[IO_FORCE]
-    if not (f == f) or math.isinf(f):
-        f = 0.0
     k = fst[F_RAIL_K]
+    if not (f == f) or math.isinf(f) or dt_s == 0.0:
+        f = 0.0
+    if dt_s == 0.0:
+        k = 0.0
     for i in range(3):
         fst[F_FORCE + i] = -f * fst[F_AXIS + i] - k * fst[F_OFFV + i]       # F = -F_model a - k_rail r
     hd_set_doublev(np.uint32(HD_CURRENT_FORCE), fst.ctypes.data + 8 * F_FORCE)

@@ -5,8 +5,9 @@ device; this adapter is its proxy in the servo loop.
 
 Before the loop (Python, pyzmq): a DEALER socket connects to the server's REP socket, sends a msgpack
 ``{"op": "hello", "protocol": 1, "rate_hz": ...}`` and receives ``{"ok": true, "spec": {...},
-"simulated": ...}``, the served device's :class:`~hapticam.devices.base.DeviceSpec`; one first request
-fetches the handle's position before the first tick.
+"simulated": ...}``, the served device's :class:`~hapticam.devices.base.DeviceSpec`, checked as any
+device's is (a server is a peer: an infinite, NaN or negative figure refuses the handshake before a force is
+sent); one first request fetches the handle's position before the first tick.
 
 Each tick (compiled, :func:`remote_sense` / :func:`remote_actuate`): lockstep request/reply of fixed
 little-endian structs, sent and received with libzmq's ``zmq_send``/``zmq_recv`` and ``ZMQ_DONTWAIT``
@@ -57,7 +58,7 @@ import zmq
 from numba import njit, types
 
 from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_HAS_V, IO_SEQ, IO_SIZE, IO_T, IO_V, IO_X,
-                                   Device, DeviceSpec, DeviceState, ServoBinding)
+                                   Device, DeviceSpec, DeviceState, ServoBinding, UnopenedDeviceSpec)
 from hapticam.errors import DependencyMissingError, DeviceError, UsageError
 
 PROTOCOL = 1
@@ -130,6 +131,13 @@ class RemoteDeviceSpec(DeviceSpec):
 
     passivity_required: bool = True
     round_trip_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        rtt = self.round_trip_s
+        if not (isinstance(rtt, (int, float)) and not isinstance(rtt, bool) and 0.0 <= rtt < math.inf):
+            raise DeviceError(f"{self.name}: the device's specification is not physical: round_trip_s = {rtt!r} "
+                              "(a finite number of seconds >= 0)")
 
 
 @njit(cache=True, nogil=True)
@@ -235,6 +243,8 @@ class RemoteDevice(Device):
         Servo rate (the server steps a simulated device by ``1 / rate_hz`` per request).
     """
 
+    status_causes = STATUS_TEXT
+
     def __init__(self, address: str, *, timeout_s: float = 2.0, silence_ms: float = 500.0,
                  rate_hz: float = 1000.0) -> None:
         super().__init__()
@@ -245,9 +255,7 @@ class RemoteDevice(Device):
                 raise UsageError(f"zmq {name}: a positive number, got {v!r}")
         self.address, self.timeout_s = address, float(timeout_s)
         self.silence_ms, self.rate_hz = float(silence_ms), float(rate_hz)
-        self.spec = RemoteDeviceSpec(name=f"zmq:{address}", max_force_N=0.0, max_force_rate_N_per_s=0.0,
-                                     max_stiffness_N_per_m=0.0, workspace_m=(0.0, 0.0), resolution_m=0.0,
-                                     damping_N_s_per_m=0.0)
+        self.spec = UnopenedDeviceSpec.named(f"zmq:{address}")   # until the server states its own
         self.remote_simulated = False
         self.ist = np.zeros(I_SIZE, dtype=np.int64)
         self.fst = np.zeros(F_SIZE)
@@ -271,6 +279,14 @@ class RemoteDevice(Device):
     def counters(self) -> dict[str, int]:
         """The adapter's fault counters (module docstring)."""
         return {name: int(self.ist[i]) for name, i in COUNTERS.items()}
+
+    def status_text(self, code: int) -> str:
+        """A status code's cause in words (:data:`STATUS_TEXT`); for a served device's fault, with the code
+        its own adapter returned (the last one a reply carried)."""
+        text = super().status_text(code)
+        if int(code) in (ERR_REMOTE, FAULT_REMOTE):
+            text += f" (the served device's last code {int(self.ist[I_REMOTE_STATUS]):#06x})"
+        return text
 
     def servo_binding(self) -> ServoBinding:
         """Compiled sense/actuate over the socket handle and buffers; real time only."""
@@ -305,6 +321,24 @@ class RemoteDevice(Device):
         return {"address": self.address, "round_trip_s": rtt,
                 "remote_simulated": bool(getattr(self, "remote_simulated", False))}
 
+    def _served_spec(self, spec: Any) -> DeviceSpec:
+        """The served device's spec from the handshake, named ``zmq:NAME@ADDRESS`` and checked like any
+        device's (:class:`DeviceSpec`): a server is a peer, and its figures size every force."""
+        try:
+            s = dict(spec)
+            if not isinstance(s.get("name"), str):
+                raise TypeError(f"the device's name is {repr(s.get('name'))[:60]}, not a string")
+            s["name"] = f"zmq:{s['name']}@{self.address}"
+            s["workspace_m"] = tuple(s["workspace_m"])
+            s.pop("passivity_required", None)
+            s.pop("round_trip_s", None)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DeviceError(f"{self.spec.name}: malformed device spec from the server: {exc}") from exc
+        try:
+            return DeviceSpec(**s)
+        except TypeError as exc:                           # a field missing or unknown
+            raise DeviceError(f"{self.spec.name}: malformed device spec from the server: {exc}") from exc
+
     def _handshake(self) -> None:
         reply = self._call({"op": "hello", "protocol": PROTOCOL, "rate_hz": self.rate_hz})
         rtts = []
@@ -315,17 +349,10 @@ class RemoteDevice(Device):
         rtt = float(np.median(rtts))
         if reply.get("protocol") != PROTOCOL:
             raise DeviceError(f"{self.spec.name}: server speaks protocol {reply.get('protocol')}, we {PROTOCOL}")
-        try:
-            s = dict(reply["spec"])
-            s["workspace_m"] = tuple(s["workspace_m"])
-            s.pop("passivity_required", None)
-            s.pop("round_trip_s", None)
-            served = DeviceSpec(**s)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DeviceError(f"{self.spec.name}: malformed device spec from the server: {exc}") from exc
+        served = self._served_spec(reply.get("spec"))
         T = 1.0 / self.rate_hz
         derate = T / (T + 2.0 * rtt)                       # K < 2 b / (T + 2 d): the bound with delay d = rtt
-        self.spec = RemoteDeviceSpec(**{**served.__dict__, "name": f"zmq:{served.name}@{self.address}",
+        self.spec = RemoteDeviceSpec(**{**served.__dict__,
                                         "max_stiffness_N_per_m": served.max_stiffness_N_per_m * derate,
                                         "passivity_required": True, "round_trip_s": rtt})
         self.remote_simulated = bool(reply.get("simulated", False))
@@ -369,6 +396,7 @@ class RemoteDevice(Device):
         st = self._state()
         if remote_actuate(st, self._io, 1.0 / self.rate_hz) < 0:
             raise DeviceError(f"{self.spec.name}: {STATUS_TEXT[FAULT_SOCKET]} (errno {int(self.ist[I_ERRNO])})")
+        remote_sense(st, self._io)                         # its first call loads the compiled code: not timed
         deadline = time.monotonic() + self.timeout_s
         while self.ist[I_SEEN] != self.ist[I_SEQ]:         # until the reply to this request
             remote_sense(st, self._io)

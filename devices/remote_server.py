@@ -12,6 +12,10 @@
   request's force with ``actuate``. Sampling before actuating is the lockstep order the adapter
   documents (one tick of delay); replying before actuating keeps the physics out of the round trip.
 
+Zero force is the served device's last command whatever ends a client's run: its loop's last request (zero,
+flagged last), ``bye``, the server stopping, or, for a client that vanished with a force on, the server's
+watchdog (no tick request for ``watchdog_ms``).
+
 The device is driven through its own compiled sense/actuate functions (one call each per request), so any
 device with a servo binding can be served; the simulator is the usual one. A malformed request gets
 ``{"ok": false, "error": ...}`` (a REP socket must answer every request) and is counted.
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -38,12 +43,14 @@ DEFAULT_ADDRESS = "tcp://127.0.0.1:5601"
 
 @dataclass
 class ServeStats:
-    """What a server did: tick requests answered, handshakes, malformed requests, device fault replies."""
+    """What a server did: tick requests answered, handshakes, malformed requests, device fault replies,
+    forces zeroed by the watchdog (a client silent with a force on)."""
 
     ticks: int = 0
     handshakes: int = 0
     bad_requests: int = 0
     device_faults: int = 0
+    watchdog_zeroes: int = 0
     endpoint: str = ""
 
 
@@ -90,6 +97,10 @@ class _Served:
         self.io = np.zeros(IO_SIZE)
         self.dt_s = 1e-3
         self.pending = 0                                   # an actuate fault, reported with the next reply
+        self.holding = False                               # the last command was not zero
+        self.last_tick_s = 0.0                             # when the last tick request arrived (monotonic s)
+        self.stop()                                        # zero force from the start (and the compiled
+                                                           # actuate loaded before a client waits on it)
 
     def hello(self, msg: dict[str, Any]) -> dict[str, Any]:
         if msg.get("protocol") != PROTOCOL:
@@ -108,11 +119,15 @@ class _Served:
                            io[IO_AUX1])
         io[IO_FORCE] = force_N if force_N == force_N else 0.0
         self.pending = int(b.actuate(b.state, io, 0.0 if last else self.dt_s))
+        self.holding = io[IO_FORCE] != 0.0
+        self.last_tick_s = time.monotonic()
         return reply
 
     def stop(self) -> None:
+        """Command zero force (the loop's last call: ``dt_s = 0``)."""
         self.io[IO_FORCE] = 0.0
         self.binding.actuate(self.binding.state, self.io, 0.0)
+        self.holding = False
 
 
 def _answer(served: _Served, msg: bytes, stats: ServeStats) -> bytes:
@@ -141,12 +156,15 @@ def _answer(served: _Served, msg: bytes, stats: ServeStats) -> bytes:
 
 def serve_device(device: Device, address: str = DEFAULT_ADDRESS, *, stop: threading.Event | None = None,
                  on_ready: Callable[[str], None] | None = None, allow_network: bool = False,
-                 poll_ms: int = 50) -> ServeStats:
+                 poll_ms: int = 50, watchdog_ms: float = 100.0) -> ServeStats:
     """Serve ``device`` on ``address`` until ``stop`` is set (or KeyboardInterrupt); returns the counts.
 
     ``on_ready(endpoint)`` is called once bound (with the port resolved when the address ends in ``:*``).
-    The device is opened here and left open (its owner closes it); zero force is commanded on exit."""
+    The device is opened here and left open (its owner closes it); zero force is commanded on exit, and
+    when no tick request came for ``watchdog_ms`` (ms; checked every ``poll_ms``) after a nonzero force."""
     check_bind_address(address, allow_network)
+    if not (isinstance(watchdog_ms, (int, float)) and 0 < watchdog_ms < float("inf")):
+        raise UsageError(f"serve watchdog_ms: a positive number of ms, got {watchdog_ms!r}")
     served = _Served(device)
     stats = ServeStats()
     ctx = zmq.Context()
@@ -163,6 +181,9 @@ def serve_device(device: Device, address: str = DEFAULT_ADDRESS, *, stop: thread
         while stop is None or not stop.is_set():
             if sock.poll(poll_ms):
                 sock.send(_answer(served, sock.recv(), stats))
+            if served.holding and time.monotonic() - served.last_tick_s > watchdog_ms * 1e-3:
+                served.stop()                              # the client went silent with a force on
+                stats.watchdog_zeroes += 1
     except KeyboardInterrupt:
         pass
     finally:
@@ -175,8 +196,10 @@ def serve_device(device: Device, address: str = DEFAULT_ADDRESS, *, stop: thread
 class DeviceServer:
     """:func:`serve_device` on a background thread: ``with DeviceServer(device) as endpoint: ...``."""
 
-    def __init__(self, device: Device, address: str = "tcp://127.0.0.1:*", allow_network: bool = False) -> None:
+    def __init__(self, device: Device, address: str = "tcp://127.0.0.1:*", allow_network: bool = False,
+                 watchdog_ms: float = 100.0) -> None:
         self.device, self.address, self.allow_network = device, address, allow_network
+        self.watchdog_ms = watchdog_ms
         self.stats: ServeStats | None = None
         self.endpoint = ""
         self._stop = threading.Event()
@@ -187,7 +210,7 @@ class DeviceServer:
     def _run(self) -> None:
         try:
             self.stats = serve_device(self.device, self.address, stop=self._stop, on_ready=self._bound,
-                                      allow_network=self.allow_network, poll_ms=20)
+                                      allow_network=self.allow_network, poll_ms=20, watchdog_ms=self.watchdog_ms)
         except BaseException as exc:  # reported by start()
             self._error = exc
             self._ready.set()

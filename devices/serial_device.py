@@ -48,7 +48,7 @@ from numba import carray, njit, types
 
 from hapticam.devices import hsp_frames as hf
 from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_HAS_V, IO_SEQ, IO_SIZE, IO_T, IO_V, IO_X,
-                                   Device, DeviceSpec, DeviceState, ServoBinding)
+                                   Device, DeviceSpec, DeviceState, ServoBinding, UnopenedDeviceSpec)
 from hapticam.errors import DeviceError, UsageError
 
 _LIBC_SYMBOLS = ("read", "write", "__errno_location")
@@ -75,8 +75,15 @@ ERR_WATCHDOG = 4
 FAULT_GONE = -1
 FAULT_SILENT = -2
 FAULT_DEVICE = -3
-STATUS_TEXT = {FAULT_GONE: "device lost (hang-up: cable out or firmware reset)",
+STATUS_TEXT = {ERR_FRAME: "a frame with a bad CRC or length was dropped",
+               ERR_TX: "the port did not take a FORCE frame (force not sent this tick)",
+               ERR_DEVICE: "the device answered with an ERROR frame",
+               ERR_WATCHDOG: "the device's watchdog zeroed the force (no FORCE within watchdog_ms)",
+               FAULT_GONE: "device lost (hang-up: cable out or firmware reset)",
                FAULT_SILENT: "device silent longer than silence_ms", FAULT_DEVICE: "device disabled or faulty"}
+#: the codes of an ERROR frame (serial_protocol.md)
+ERROR_FRAME_TEXT = {1: "wrong payload length", 2: "unknown frame type", 3: "FORCE before ENABLE",
+                    4: "CONFIG out of range", 5: "protocol version not supported"}
 
 # int64 state
 I_FD, I_RX_N, I_SEQ, I_LAST_TUS, I_FRESH, I_GONE, I_SILENT, I_SILENCE_LIMIT, I_STATUS, I_ECHO = range(10)
@@ -265,6 +272,8 @@ class SerialDevice(Device):
         period the loop drives the adapter at.
     """
 
+    status_causes = STATUS_TEXT
+
     def __init__(self, port: str, *, baud: int = 1_000_000, watchdog_ms: int = 50, stream_hz: int = 0,
                  silence_ms: float = 500.0, timeout_s: float = 1.0, rate_hz: float = 1000.0,
                  low_latency: bool = True, set_zero: bool = False) -> None:
@@ -283,10 +292,7 @@ class SerialDevice(Device):
         self.low_latency, self.set_zero = bool(low_latency), bool(set_zero)
         self.info: hf.Info | None = None
         self.notes: list[str] = []
-        # not yet opened: a device that renders nothing until INFO says what it is
-        self.spec = DeviceSpec(name=f"serial:{port}", max_force_N=0.0, max_force_rate_N_per_s=0.0,
-                               max_stiffness_N_per_m=0.0, workspace_m=(0.0, 0.0), resolution_m=0.0,
-                               damping_N_s_per_m=0.0)
+        self.spec = UnopenedDeviceSpec.named(f"serial:{port}")   # renders nothing until INFO says what it is
         self.ist = np.zeros(I_SIZE, dtype=np.int64)
         self.fst = np.zeros(F_SIZE)
         self.rx = np.zeros(RX_CAP, dtype=np.uint8)
@@ -342,7 +348,8 @@ class SerialDevice(Device):
             frames, _, self._pending = hf.parse_frames(self._pending)
             for i, (ftype, payload) in enumerate(frames):
                 if ftype == hf.T_ERROR and len(payload) == 2:
-                    raise DeviceError(f"{self.spec.name}: the device refused {what} (ERROR code {payload[1]})")
+                    cause = ERROR_FRAME_TEXT.get(payload[1], "unknown cause")
+                    raise DeviceError(f"{self.spec.name}: the device refused {what}: {cause} [ERROR code {payload[1]}]")
                 if ftype == want:
                     self._pending = b"".join(hf.frame(t, p) for t, p in frames[i + 1:]) + self._pending
                     return payload, frames[i + 1:]
@@ -366,21 +373,8 @@ class SerialDevice(Device):
         info = hf.unpack_info(self._await(hf.T_INFO, "HELLO")[0])
         if info.version != hf.PROTOCOL_VERSION:
             raise DeviceError(f"{self.spec.name}: device speaks hsp v{info.version}, hapticam v{hf.PROTOCOL_VERSION}")
-        values = (info.counts_per_m, info.max_force_N, info.continuous_force_N, info.max_force_rate_N_per_s,
-                  info.mass_kg, info.damping_N_s_per_m, *info.workspace_m)
-        if not (all(math.isfinite(v) for v in values) and info.counts_per_m > 0
-                and 0 < info.max_force_N <= MAX_WIRE_FORCE_N and info.continuous_force_N > 0
-                and info.max_force_rate_N_per_s > 0 and info.mass_kg > 0 and info.damping_N_s_per_m >= 0
-                and info.workspace_m[0] < info.workspace_m[1]):
-            raise DeviceError(f"{self.spec.name}: the device's INFO is not physical: {info}")
+        self.spec = self._spec_from(info)
         self.info = info
-        b = _f32(info.damping_N_s_per_m)
-        self.spec = DeviceSpec(name=f"serial:{info.name}@{self.port}", max_force_N=_f32(info.max_force_N),
-                               max_force_rate_N_per_s=_f32(info.max_force_rate_N_per_s),
-                               max_stiffness_N_per_m=2.0 * b / 1e-3,  # K < 2 b / T at T = 1 ms (Colgate & Schenkel)
-                               workspace_m=(_f32(info.workspace_m[0]), _f32(info.workspace_m[1])),
-                               resolution_m=1.0 / _f32(info.counts_per_m), damping_N_s_per_m=b,
-                               provides_velocity=False, apparent_mass_kg=_f32(info.mass_kg))
         self.notes.append(f"{info.name}: continuous force {_f32(info.continuous_force_N):g} N, "
                           f"peak {_f32(info.max_force_N):g} N, {_f32(info.counts_per_m):g} counts/m")
         self._send(hf.pack_config(self.watchdog_ms, self.stream_hz))
@@ -400,6 +394,27 @@ class SerialDevice(Device):
         self.rx[:pending.size] = pending
         self.ist[I_RX_N] = pending.size
         self._pending = b""
+
+    def _spec_from(self, info: hf.Info) -> DeviceSpec:
+        """The spec an INFO states: what only hsp has checked here (counts per metre, continuous force and
+        mass finite and > 0, a peak force a FORCE frame's i32 uN carries), the rest by :class:`DeviceSpec`."""
+        name = f"serial:{info.name}@{self.port}"
+        label = name if name.isprintable() else repr(name)
+        for field, v in (("counts_per_m", info.counts_per_m), ("continuous_force_N", info.continuous_force_N),
+                         ("mass_kg", info.mass_kg)):
+            if not (math.isfinite(v) and v > 0):
+                raise DeviceError(f"{label}: the device's INFO is not physical: {field} = {v!r} (a finite number > 0)")
+        b = _f32(info.damping_N_s_per_m)
+        spec = DeviceSpec(name=name, max_force_N=_f32(info.max_force_N),
+                          max_force_rate_N_per_s=_f32(info.max_force_rate_N_per_s),
+                          max_stiffness_N_per_m=2.0 * b / 1e-3,  # K < 2 b / T at T = 1 ms (Colgate & Schenkel)
+                          workspace_m=(_f32(info.workspace_m[0]), _f32(info.workspace_m[1])),
+                          resolution_m=1.0 / _f32(info.counts_per_m), damping_N_s_per_m=b,
+                          provides_velocity=False, apparent_mass_kg=_f32(info.mass_kg))
+        if info.max_force_N > MAX_WIRE_FORCE_N:
+            raise DeviceError(f"{label}: the device's INFO is not physical for hsp: max_force_N = {info.max_force_N!r} "
+                              f"(at most {MAX_WIRE_FORCE_N:.6g} N, the largest force a FORCE frame's i32 uN carries)")
+        return spec
 
     def _line_setup(self) -> None:
         """Low-latency mode where the driver has it (FTDI); VMIN = 1, so a non-blocking read of 0 bytes is a hang-up."""

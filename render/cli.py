@@ -194,7 +194,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
         print("note: " + REALTIME_HINT.format(scheduling=report.stats.scheduling), file=sys.stderr)
     shown = [e for e in report.events if e.name not in ("ramp-in", "stop")]
     for e in shown[:20]:
-        print(f"  tick {e.tick}: {e.name} ({_event_value(e)})")
+        print(f"  tick {e.tick}: {e.name} ({_event_value(e, device)})")
     if len(shown) > 20:
         print(f"  ... {len(shown) - 20} more events")
     if args.telemetry:
@@ -206,11 +206,14 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return 1 if report.stats.fault else 0
 
 
-def _event_value(event: Any) -> str:
-    """An event's value with its unit: the model force (N), the position (m) or a device's fault code."""
+def _event_value(event: Any, device: Any = None) -> str:
+    """An event's value with its unit: the model force (N), the position (m) or a device's fault: its cause
+    in the words of ``device``'s adapter, the code in brackets."""
     if event.name == "workspace":
         return f"x = {event.value * 1e3:.4g} mm"
     if event.name in ("device-error", "device-fault"):
+        if device is not None:
+            return device.status_text(int(event.value))
         return f"device code {int(event.value):#06x}"
     if event.name in ("ramp-in", "model-swap", "set-param", "stop"):
         return f"{event.value:.4g}"
