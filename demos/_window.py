@@ -98,7 +98,7 @@ class FingerRig:
                     float(stiffness_N_per_m), float(damping_N_s_per_m))
         self.device = SimulatedDevice(device, user=user)
         self.loop = ServoLoop(model, self.device, LoopConfig(rate_hz=float(RATE_HZ), ring_capacity=1 << 12,
-                                                             realtime=False))
+                                                             realtime=False, display="off"))  # the model itself
         self.target_m = self.rest_m
 
     def set_target(self, x_m: float | None) -> None:

@@ -88,7 +88,7 @@ def run(scheduler, loop, xs, vs, n_calls, period_ns=100_000):
 
 def test_c_scheduler_runs_1000_ticks_of_the_cfunc_with_correct_forces(scheduler):
     model = load_model_only("example:linear-key")
-    loop = ServoLoop(model, SimulatedDevice(), LoopConfig(proxy="off"))
+    loop = ServoLoop(model, SimulatedDevice(), LoopConfig(proxy="off", display="off"))
     t = np.arange(1000) * 1e-3
     xs = 0.002 - 0.0024 * np.cos(2 * np.pi * t)             # one press-release cycle, -0.4 .. 4.4 mm
     vs = 0.0024 * 2 * np.pi * np.sin(2 * np.pi * t)
@@ -108,7 +108,7 @@ def test_c_scheduler_runs_1000_ticks_of_the_cfunc_with_correct_forces(scheduler)
 
 def test_callback_returns_done_after_stop_and_zeroes_force(scheduler):
     model = load_model_only("example:linear-key")
-    loop = ServoLoop(model, SimulatedDevice(), LoopConfig(proxy="off"))
+    loop = ServoLoop(model, SimulatedDevice(), LoopConfig(proxy="off", display="off"))
     xs = np.full(50, 0.003)
     vs = np.zeros(50)
     ran, forces, _ = run(scheduler, loop, xs, vs, 20)

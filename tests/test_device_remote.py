@@ -34,7 +34,7 @@ def kernels():
 
 
 def run_remote(kd, dev, duration_s=DUR, during=None):
-    loop = ServoLoop(MODEL, dev, LoopConfig(ring_capacity=4096), kernels=kd)
+    loop = ServoLoop(MODEL, dev, LoopConfig(ring_capacity=4096, display="off"), kernels=kd)
     t0 = time.monotonic()
     loop.start(duration_s)
     if during is not None:
@@ -111,7 +111,7 @@ def test_forces_equal_the_simulator_through_the_documented_io(kernels, name):
     from hapticam.render.safety import SafetyConfig
 
     ref = ServoLoop(MODEL, DelayedSimulatedDevice(PARAMS, user, sample_age=age),   # a remote device keeps passivity on
-                    safety=SafetyConfig(passivity=True), kernels=kref).run_simulated(DUR)
+                    LoopConfig(display="off"), safety=SafetyConfig(passivity=True), kernels=kref).run_simulated(DUR)
     overrun = np.flatnonzero((res.flags >> (SAFETY_FLAG_SHIFT + EV_OVERRUN)) & 1)
     m = overrun[0] if overrun.size else n
     np.testing.assert_allclose(res.x_m[:m], ref.x_m[:m], rtol=0, atol=1e-12)
@@ -194,7 +194,7 @@ def test_device_serve_then_render_through_it_on_the_command_line(tmp_path):
     import subprocess
     import sys
 
-    address = f"tcp://127.0.0.1:{_free_port()}"
+    address = f"ipc://{tmp_path}/device"               # where only this user can connect: no warning first
     cmd = [sys.executable, "-m", "hapticam", "device", "serve", address, "--duration", "40", "--json"]
     server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ)
     try:

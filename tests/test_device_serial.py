@@ -26,6 +26,9 @@ from hapticam.devices.users import press  # noqa: E402
 from hapticam.errors import DeviceError, UsageError  # noqa: E402
 from hapticam.render.layout import EV_OVERRUN, EV_STALE, SAFETY_FLAG_SHIFT  # noqa: E402
 from hapticam.render.loop import LoopConfig, ServoLoop  # noqa: E402
+
+#: the adapters' I/O against the simulator's, the model at the handle on both (no display stage to differ)
+AT_HANDLE = LoopConfig(display="off")
 from hapticam.render.result import RenderResult  # noqa: E402
 from hapticam.render.safety import SafetyConfig  # noqa: E402
 from hapticam.render.servo import build_servo  # noqa: E402
@@ -50,7 +53,7 @@ def kernels():
 
 def run_serial(kd, port, duration_s=DUR, safety=None, rate_hz=1000.0, **dev_kw):
     dev = SerialDevice(port, **dev_kw).open()
-    loop = ServoLoop(MODEL, dev, LoopConfig(rate_hz=rate_hz, ring_capacity=4096), safety, kernels=kd)
+    loop = ServoLoop(MODEL, dev, LoopConfig(rate_hz=rate_hz, ring_capacity=4096, display="off"), safety, kernels=kd)
     t0 = time.monotonic()
     loop.start(duration_s)
     assert loop.wait(duration_s + 5.0), "the loop must end by itself"
@@ -162,8 +165,9 @@ def test_one_tick_of_delay_is_a_small_effect_on_the_simulator(kernels):
     """The documented I/O (one tick, 1 uN) against the plain simulator: deterministic, no real time."""
     _, kref, ksim = kernels
     for user in USERS.values():
-        ref = ServoLoop(MODEL, DelayedSimulatedDevice(PARAMS, user, counts_per_N=1e6), kernels=kref).run_simulated(DUR)
-        plain = ServoLoop(MODEL, SimulatedDevice(PARAMS, user), kernels=ksim).run_simulated(DUR)
+        ref = ServoLoop(MODEL, DelayedSimulatedDevice(PARAMS, user, counts_per_N=1e6), AT_HANDLE,
+                        kernels=kref).run_simulated(DUR)
+        plain = ServoLoop(MODEL, SimulatedDevice(PARAMS, user), AT_HANDLE, kernels=ksim).run_simulated(DUR)
         peak = np.max(np.abs(plain.force_N))
         rms = np.sqrt(np.mean((ref.force_N - plain.force_N) ** 2))
         assert 1e-4 * peak < rms < 0.03 * peak
@@ -180,7 +184,7 @@ def test_forces_equal_the_simulator_through_the_documented_io(emu_exe, kernels, 
     age = res.user_force_N                                 # AUX1: age of each tick's sample in FORCE frames
     assert res.stats.fault is None and n == round(DUR * 1000)
     assert np.mean(age == 0) > 0.2 and np.max(np.abs(res.force_N)) > 0.1   # not a vacuous run (timing is the bench's)
-    ref = ServoLoop(MODEL, DelayedSimulatedDevice(PARAMS, user, counts_per_N=1e6, sample_age=age),
+    ref = ServoLoop(MODEL, DelayedSimulatedDevice(PARAMS, user, counts_per_N=1e6, sample_age=age), AT_HANDLE,
                     kernels=kref).run_simulated(DUR)
     overrun = np.flatnonzero(_flag(res, EV_OVERRUN))        # the host's own overruns are not the link's
     m = overrun[0] if overrun.size else n

@@ -634,14 +634,14 @@ def test_rendered_key_follows_the_10_khz_offline_simulation():
 
     from hapticam.devices.users import GRID_DT_S, position_user, press
     from hapticam.models.files import load_model_only
-    from hapticam.render.loop import run_simulated
+    from hapticam.render.loop import LoopConfig, run_simulated
 
     key = load_model_only("example:piano-key")
     assert key.coupling_k_Npm is not None
     base = press(0.0097, 0.3, hold_s=0.03)    # a forte stroke: the hammer hits the string, lands, bounces
     user = position_user(base.t0_s + GRID_DT_S * np.arange(base.value.size), base.value,
                          stiffness_N_per_m=2e5, damping_N_s_per_m=200.0)
-    r = run_simulated(key, user=user, rate_hz=1000.0, duration_s=0.5)
+    r = run_simulated(key, user=user, rate_hz=1000.0, duration_s=0.5, config=LoopConfig(display="off"))
     rendered = key.simulate(r.x_m, 1e-3)                    # what the loop evaluated, events located
     np.testing.assert_array_equal(rendered.force_N, r.force_cmd_N)
     fine_t = r.t_s[0] + np.arange(10 * (r.t_s.size - 1) + 1) * 1e-4
