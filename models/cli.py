@@ -17,6 +17,9 @@ from hapticam.models.files import (MSGPACK_SUFFIXES, YAML_SUFFIXES, ModelDocumen
                                    save_document)
 
 _MODEL_HELP = "a model file (.yaml or .msgpack) or a bundled example, example:NAME"
+#: what ``model show`` prints of one value (characters) and of one mapping (entries) at most; --json prints all
+SHOWN_CHARS = 1000
+SHOWN_ENTRIES = 100
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
@@ -69,14 +72,21 @@ def _summarise(value: Any, indent: str = "  ", axis: str = "linear") -> list[str
     parameter's unit (N m for ``_N``, rad for ``_m``...) is shown beside it."""
     lines: list[str] = []
     if isinstance(value, dict):
-        for key, item in value.items():
+        for n, (key, item) in enumerate(value.items()):
+            if n == SHOWN_ENTRIES:
+                lines.append(f"{indent}... {len(value) - n} more (model show --json prints them)")
+                break
+            key = _clipped(str(key))
             if isinstance(item, dict):
                 lines.append(f"{indent}{key}:")
                 lines.extend(_summarise(item, indent + "  ", axis))
             elif isinstance(item, list) and item and all(isinstance(v, dict) for v in item):
                 lines.append(f"{indent}{key}:")
                 for i, sub_item in enumerate(item):
-                    label = sub_item.get("kind", i) if isinstance(sub_item, dict) else i
+                    if i == SHOWN_ENTRIES:
+                        lines.append(f"{indent}  ... {len(item) - i} more (model show --json prints them)")
+                        break
+                    label = _clipped(str(sub_item.get("kind", i)))
                     lines.append(f"{indent}  [{i}] {label}")
                     lines.extend(_summarise(sub_item.get("parameters", sub_item), indent + "      ", axis))
             else:
@@ -90,10 +100,19 @@ def _short(item: Any) -> str:
         nums = [v for v in item if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if len(item) > 6 and len(nums) == len(item):
             return f"{len(item)} values, {min(nums):.6g} .. {max(nums):.6g}"
-        return "[" + ", ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in item) + "]"
+        shown = (f"{v:.6g}" if isinstance(v, float) else _clipped(str(v)) for v in item[:SHOWN_ENTRIES])
+        more = f", ... {len(item) - SHOWN_ENTRIES} more" if len(item) > SHOWN_ENTRIES else ""
+        return _clipped("[" + ", ".join(shown) + more + "]")
     if isinstance(item, float):
         return f"{item:.6g}"
-    return str(item)
+    return _clipped(str(item))
+
+
+def _clipped(text: str) -> str:
+    """``text`` up to :data:`SHOWN_CHARS` characters, with its length said when longer."""
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}... ({len(text)} characters; model show --json prints it whole)"
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
@@ -123,7 +142,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     for line in str(check_passivity(model)).splitlines():
         print(f"  {line}")
     data_range = (doc.provenance.get("settings") or {}).get("data_range_m")
-    if isinstance(data_range, list) and len(data_range) == 2:
+    if (isinstance(data_range, list) and len(data_range) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in data_range)):
         print(f"data:     captured from {1e3 * data_range[0]:.3f} to {1e3 * data_range[1]:.3f} mm; beyond that the "
               "model extrapolates (identified models hold the force at its end value)")
     elif doc.provenance.get("method") != "hand-authored":

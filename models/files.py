@@ -22,7 +22,8 @@ A model file is a mapping with exactly these fields::
 YAML is parsed once, by libyaml's event parser where available, into plain data built from the events
 (:mod:`hapticam.bounded_yaml`): nesting depth (``MAX_DEPTH``) and node count (``MAX_NODES``) are checked
 as the events arrive, and tags, anchors and aliases are refused (no object construction, no
-billion-laughs expansion). msgpack is read with size and length limits and without extension types.
+billion-laughs expansion). msgpack is read with size and length limits and without extension types, its
+nodes (``MAX_NODES``) and a composite's components (``MAX_COMPONENTS``) counted as they are decoded.
 Pipes and devices are refused before they are opened, files over 64 MiB (16 MiB for msgpack) before
 they are read. Numbers are numbers: a quoted "120" is a string and refused where a number is expected.
 Every parameter must lie within the physical range its kind declares (:mod:`hapticam.models.ranges`;
@@ -36,7 +37,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from importlib import resources
@@ -47,23 +47,18 @@ import msgpack
 import yaml
 
 from hapticam._version import __version__
-from hapticam.bounded_yaml import load_bounded
 from hapticam.errors import HapticError, ModelFileError
 from hapticam.fileio import MODEL_SUFFIXES, MSGPACK_SUFFIXES, YAML_SUFFIXES, atomic_write_bytes, read_limited
 from hapticam.models.acceptance import axis_refusal
 from hapticam.models.base import Model, model_from_dict
+from hapticam.models.file_decoding import (MAX_DEPTH, MAX_MSGPACK_BYTES, MAX_NODES, decode_msgpack, decode_yaml,  # noqa: F401
+                                             plain_data)
 from hapticam.models.transients import Transient
-from hapticam.models.validation import excerpt
+from hapticam.models.validation import excerpt, one_line
 
 FORMAT_NAME = "hapticam-model"
 SCHEMA_VERSION = 1
 MAX_FILE_BYTES = 64 * 1024 * 1024
-#: a msgpack document is built whole by its C unpacker: its size bounds its memory (a 1-byte node costs a
-#: 8-byte list slot, a 9-byte float 32 bytes: 16 MiB -> at most ~130 MB)
-MAX_MSGPACK_BYTES = 16 * 1024 * 1024
-MAX_DEPTH = 32
-#: nodes (numbers, strings, lists, mappings) in one model file; a million breakpoints' worth of tables
-MAX_NODES = 1_000_000
 EXAMPLE_PREFIX = "example:"
 #: ``library:DIR/NAME``: the model of entry NAME in the key library at DIR (``hapticam library build``)
 LIBRARY_PREFIX = "library:"
@@ -177,58 +172,6 @@ def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
     return data, suffix, text
 
 
-def _decode_yaml(data: bytes, name: str) -> Any:
-    """One bounded parse (:func:`hapticam.bounded_yaml.load_bounded`): depth and node limits, tags,
-    anchors and aliases refused at the event that carries them, before anything is built."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ModelFileError(f"{name}: not UTF-8 text; a YAML model file must be UTF-8") from None
-    return load_bounded(text, name, max_depth=MAX_DEPTH, max_nodes=MAX_NODES, error=ModelFileError)
-
-
-def _decode_msgpack(data: bytes, name: str) -> Any:
-    def no_ext(code: int, _payload: bytes) -> Any:
-        raise ModelFileError(f"{name}: msgpack extension types are not allowed (type {code})")
-
-    if len(data) > MAX_MSGPACK_BYTES:
-        raise ModelFileError(f"{name}: {len(data)} bytes, over the {MAX_MSGPACK_BYTES // 2**20} MiB limit of a "
-                             "msgpack model file")
-    try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=True, ext_hook=no_ext, max_array_len=MAX_NODES,
-                               max_map_len=MAX_NODES, max_str_len=MAX_MSGPACK_BYTES, max_bin_len=0)
-    except ModelFileError:
-        raise
-    except msgpack.ExtraData:
-        raise ModelFileError(f"{name}: trailing bytes after the msgpack document (corrupted file)") from None
-    except (ValueError, msgpack.UnpackException, TypeError) as exc:
-        raise ModelFileError(f"{name}: not a valid msgpack model file (truncated or corrupted: {exc})") from None
-
-
-def _plain(value: Any, where: str, depth: int = 0) -> Any:
-    """Check a decoded value is plain data (dict/list/str/number/bool/None), finite, and not too deep."""
-    if depth > MAX_DEPTH:
-        raise ModelFileError(f"{where}: nested deeper than {MAX_DEPTH} levels")
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise ModelFileError(f"{where}: keys must be strings, got {excerpt(k)}")
-            out[k] = _plain(v, f"{where}.{k}" if where else str(k), depth + 1)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ModelFileError(f"{where}: must be finite, got {value}")
-    if isinstance(value, _dt.datetime):
-        return value.isoformat()
-    if isinstance(value, _dt.date):
-        return value.isoformat()
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    raise ModelFileError(f"{where}: unsupported value of type {type(value).__name__}")
-
-
 def _check_provenance(prov: Any, name: str) -> dict[str, Any]:
     if not isinstance(prov, dict):
         raise ModelFileError(f"{name}: provenance: expected a mapping")
@@ -299,7 +242,7 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
     if not isinstance(raw, dict):
         raise ModelFileError(f"{name}: not a hapticam model file (expected a mapping at the top level)")
     try:
-        raw = _plain(raw, "")
+        raw = plain_data(raw)
     except ModelFileError as exc:
         raise ModelFileError(f"{name}: {exc}") from None
     if raw.get("format") != FORMAT_NAME:
@@ -309,8 +252,8 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ModelFileError(f"{name}: schema_version: expected a positive integer, got {excerpt(version)}")
     if version > SCHEMA_VERSION:
-        raise ModelFileError(f"{name}: written by a newer hapticam (schema version {version}; this version "
-                             f"reads up to {SCHEMA_VERSION}); upgrade hapticam to read it")
+        raise ModelFileError(f"{name}: written by a newer hapticam (schema version {excerpt(version)}; this "
+                             f"version reads up to {SCHEMA_VERSION}); upgrade hapticam to read it")
     missing = sorted(_TOP_REQUIRED - raw.keys())
     if missing:
         raise ModelFileError(f"{name}: missing field {excerpt(missing[0])}")
@@ -334,9 +277,10 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
         model = model_from_dict(kind, raw["parameters"])
         model.check_ranges()
     except HapticError as exc:
-        raise ModelFileError(f"{name}: {exc}") from None
+        raise ModelFileError(one_line(f"{name}: {exc}")) from None
     except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
-        raise ModelFileError(f"{name}: invalid {kind} parameters ({exc})") from None
+        reason = excerpt(str(exc), 60, quoted=False)
+        raise ModelFileError(f"{name}: invalid {kind} parameters ({reason})") from None
     model.transients = transients
     doc = ModelDocument(kind=kind, parameters=model.to_dict(), provenance=provenance,
                         uncertainty=uncertainty, schema_version=version, path=name, axis=axis,
@@ -351,9 +295,9 @@ def load_model(source: str | os.PathLike[str]) -> tuple[Model, ModelDocument]:
     :class:`~hapticam.errors.ModelFileError` with a one-line message naming the file and the field.
     """
     data, suffix, name = _read_bytes(source)
-    if not data.strip():
+    if not data or data.isspace():
         raise ModelFileError(f"{name}: empty file")
-    raw = _decode_yaml(data, name) if suffix in YAML_SUFFIXES else _decode_msgpack(data, name)
+    raw = decode_yaml(data, name) if suffix in YAML_SUFFIXES else decode_msgpack(data, name)
     return document_from_mapping(raw, name)
 
 

@@ -13,6 +13,11 @@ from hapticam.errors import ModelValidationError
 MAX_BREAKPOINTS = 1_000_000
 #: characters of a refused value a message quotes at most
 EXCERPT_CHARS = 40
+#: characters of one error message at most, a last resort: the file, the field's path and an excerpt of the
+#: value fit in far fewer
+MESSAGE_CHARS = 400
+#: a run of characters without a space that a long message shortens (a quoted value; a file name is shorter)
+_LONG_WORD = re.compile(r"\S{201,}")
 
 
 def excerpt(value: Any, limit: int = EXCERPT_CHARS, quoted: bool = True) -> str:
@@ -26,6 +31,18 @@ def excerpt(value: Any, limit: int = EXCERPT_CHARS, quoted: bool = True) -> str:
     if isinstance(value, str) and not quoted:
         return value
     text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def one_line(message: str, limit: int = MESSAGE_CHARS) -> str:
+    """``message`` as one line of at most about ``limit`` characters, whoever quoted what in it: line breaks
+    become spaces; in a longer message, each run of over 200 characters without a space (a quoted value, not
+    a file name) is cut to its first ``EXCERPT_CHARS`` with its length said, and what is still too long is
+    cut the same way."""
+    text = message.replace("\n", " ").replace("\r", " ")
+    if len(text) <= limit:
+        return text
+    text = _LONG_WORD.sub(lambda m: f"{m.group()[:EXCERPT_CHARS]}... ({len(m.group())} characters)", text)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
