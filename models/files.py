@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from importlib import resources
@@ -47,6 +46,7 @@ import msgpack
 import yaml
 
 from hapticam._version import __version__
+from hapticam.bounded_json import MAX_INDEX_BYTES, parse_index
 from hapticam.errors import HapticError, ModelFileError
 from hapticam.fileio import MODEL_SUFFIXES, MSGPACK_SUFFIXES, YAML_SUFFIXES, atomic_write_bytes, read_limited
 from hapticam.models.acceptance import axis_refusal
@@ -62,7 +62,6 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 EXAMPLE_PREFIX = "example:"
 #: ``library:DIR/NAME``: the model of entry NAME in the key library at DIR (``hapticam library build``)
 LIBRARY_PREFIX = "library:"
-MAX_INDEX_BYTES = 64 * 1024 * 1024
 
 _TOP_REQUIRED = {"format", "schema_version", "kind", "parameters"}
 _TOP_OPTIONAL = {"provenance", "uncertainty", "axis", "transients"}
@@ -141,10 +140,8 @@ def library_model_path(spec: str) -> Path:
     if not folder or not name:
         raise ModelFileError(f"{spec}: name a library entry as library:DIR/NAME")
     raw = read_limited(Path(folder) / "index.json", MAX_INDEX_BYTES, error=ModelFileError, what="library index")
-    try:
-        entries = json.loads(raw.decode("utf-8")).get("entries", [])
-    except (ValueError, UnicodeDecodeError, AttributeError) as exc:
-        raise ModelFileError(f"{folder}/index.json: not a library index ({exc})") from None
+    index = parse_index(raw, f"{folder}/index.json", ModelFileError)
+    entries = index.get("entries", []) if isinstance(index, dict) else []
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and entry.get("name") == name and entry.get("status") == "ok":
             model = entry.get("model")

@@ -80,11 +80,13 @@ def _index(entries: list) -> dict:
 
 
 def _commands(library) -> list[list[str]]:
-    """The two commands that read the index: nearest (LIBRARY_DIR) and compare (LIBRARY_DIR/NAME)."""
-    return [["library", "nearest", str(library), QUERY], ["library", "compare", str(library / "some-key"), QUERY]]
+    """The commands that read the index: nearest (LIBRARY_DIR), compare (LIBRARY_DIR/NAME) and a model named
+    ``library:DIR/NAME`` (models/files.py's reader)."""
+    return [["library", "nearest", str(library), QUERY], ["library", "compare", str(library / "some-key"), QUERY],
+            ["model", "show", f"library:{library}/some-key"]]
 
 
-@pytest.fixture(params=[0, 1], ids=["nearest", "compare"])
+@pytest.fixture(params=[0, 1, 2], ids=["nearest", "compare", "library-model"])
 def command(request):
     return lambda library: _commands(library)[request.param]
 
@@ -184,7 +186,7 @@ def _counts(value) -> tuple[int, int]:
 @given(_JSON, st.booleans(), st.sampled_from([None, 1]), st.sampled_from([2, 3, 7, 64]))
 def test_json_shape_counts_the_nesting_and_values_of_any_json(value, ascii_only, indent, chunk_bytes):
     # small chunks put chunk ends inside strings, escapes and runs of backslashes
-    from hapticam.render.verify.library.catalogue import json_shape
+    from hapticam.bounded_json import json_shape
 
     raw = json.dumps(value, ensure_ascii=ascii_only, indent=indent).encode()
     values, empty = _counts(value)
