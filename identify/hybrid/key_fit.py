@@ -20,9 +20,12 @@ the model (:func:`~hapticam.identify.hybrid.key_params.describe_roles`):
    when the hammer reaches the string; its restitution trades off against the height there and is kept
    at its prior): least squares on those event times (seed 000 section 4: event times identify
    parameters), standard errors from the Jacobian;
-4. an oscillation below let-off with the hammer bouncing: the first bounces' landing times give the
+4. the hammer's bounces in the backcheck after let-off: the onsets of their landing spikes give the
    Hunt-Crossley ``alpha = b / k`` (the restitution of a Hunt-Crossley impact depends on alpha times the
-   impact speed only); ``k`` itself sets the sub-millisecond contact duration, which the probe's force
+   impact speed only), fitted along the captures whose first landing the model places (a slow key: the
+   hammer falls the check drop; :mod:`hapticam.identify.hybrid.key_bounce`); without such a sequence,
+   an oscillation below let-off with the hammer bouncing on the jack, its first bounces' landing times;
+   ``k`` itself sets the sub-millisecond contact duration, which the probe's force
    through its tip does not resolve, so it is fixed at ``PRIORS`` and reported as fixed; ``n`` is fixed
    at 1.5 (seed 000 eq. 26) and gravity is known.
 
@@ -47,6 +50,7 @@ import numpy as np
 
 from hapticam.errors import IdentificationError
 from hapticam.identify.metrics import fit_percent
+from hapticam.identify.hybrid.key_bounce import backcheck_alpha
 from hapticam.identify.hybrid.key_events import bounce_alpha, string_fit
 from hapticam.identify.hybrid.key_params import (ACCELERATION_CUTOFF_HZ, FIXED_DEFAULTS, Prepared, classify,
                                                  describe_roles, extra_force, prepare, to_model)
@@ -370,20 +374,24 @@ def identify_hybrid_key(captures: Captures, *,
         se.update(lin_se)
     _keybed(groups["slow"], values, se)
     say("slow stroke and strokes: key mass and keybed by least squares on the simulated hammer")
-    alpha = math.nan
-    if groups["bounce"]:
+    alpha, alpha_se, note = backcheck_alpha(groups["slow"] + groups["stroke"], values, probe_tip)
+    notes.append(note)
+    source = "the bounces in the backcheck after let-off"
+    if not math.isfinite(alpha) and groups["bounce"]:
         alpha, alpha_se, note = bounce_alpha(groups["bounce"][0], values, probe_tip)
         notes.append(note)
-        if math.isfinite(alpha) and not alpha_se < MAX_RELATIVE_SE * alpha:
-            fixed["contact_b_Nspm"] = (f"the oscillation's landings do not pin alpha = b / k (alpha {alpha:.3g} s/m, "
-                                       f"standard error {alpha_se:.3g}): kept at alpha k = {values['contact_b_Nspm']:g}")
-            alpha = math.nan
+        source = "the oscillation's landings"
+    if math.isfinite(alpha) and not alpha_se < MAX_RELATIVE_SE * alpha:
+        fixed["contact_b_Nspm"] = (f"{source} do not pin alpha = b / k (alpha {alpha:.3g} s/m, "
+                                   f"standard error {alpha_se:.3g}): kept at alpha k = {values['contact_b_Nspm']:g}")
+        alpha = math.nan
     if math.isfinite(alpha):
         values["contact_b_Nspm"] = alpha * values["contact_k_Npm"]
         se["contact_b_Nspm"] = alpha_se * values["contact_k_Npm"]
-        say("oscillation: Hunt-Crossley alpha = b / k from the first landings")
+        say(f"Hunt-Crossley alpha = b / k from {source}")
     elif "contact_b_Nspm" not in fixed:
-        why = "no landing of the oscillation was found" if groups["bounce"] else "no oscillation below let-off"
+        why = ("no bounce sequence after let-off and " + ("no landing of the oscillation was found" if groups["bounce"]
+                                                          else "no oscillation below let-off"))
         fixed["contact_b_Nspm"] = f"{why}: kept at alpha k = {values['contact_b_Nspm']:g}"
     for name in ("keybed_b_Nspm", "key_mass_kg"):
         if name not in se or not math.isfinite(se[name]):

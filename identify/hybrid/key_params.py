@@ -206,9 +206,10 @@ def describe_roles() -> dict[str, Any]:
     return {
         "slow": "slow press and release: return spring, preload, let-off point and the force drop (hammer weight "
                 "through the lever), check drop (flight time), repetition point, lever ratio (escaped level), "
-                "hammer mass, keybed position and stiffness",
+                "hammer mass, keybed position and stiffness; the hammer's bounces in the backcheck after let-off: "
+                "contact damping b (Hunt-Crossley alpha = b / k)",
         "stroke": "strokes at graded speeds: hammer flight after let-off (lever ratio, hammer mass), key mass, "
                   "string height and restitution (when the hammer reaches it), keybed damping",
-        "bounce": "key oscillation below let-off with the hammer bouncing on the jack: contact stiffness k and "
-                  "damping b (Hunt-Crossley, n fixed)",
+        "bounce": "key oscillation below let-off with the hammer bouncing on the jack: contact damping b "
+                  "(Hunt-Crossley, k and n fixed) when no bounce in the backcheck gives it",
         "periodic": "long periodic excitation: every parameter together (prediction-error fit)"}
