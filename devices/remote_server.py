@@ -1,7 +1,9 @@
 """Serve a device over ZeroMQ for :class:`~hapticam.devices.remote.RemoteDevice` (``hapticam device serve``).
 
-:func:`serve_device` binds a REP socket (loopback by default; another interface only with
-``allow_network=True``) and answers, one request at a time:
+:func:`serve_device` binds a REP socket (loopback, where any local user can connect, or ``ipc://``; another
+interface only with ``allow_network=True``; ``hapticam device serve`` binds by default where only its user
+can connect: :mod:`hapticam.devices.serve_cli`), takes messages of at most ``SERVE_MAX_MESSAGE_BYTES`` (a
+larger one drops its client) and answers, one request at a time:
 
 - msgpack ``{"op": "hello", "protocol": 1, "rate_hz": R}`` -> ``{"ok": true, "protocol": 1, "spec": {...},
   "simulated": bool}``; a simulated device is then stepped by ``1 / R`` seconds per request;
@@ -88,6 +90,10 @@ def check_bind_address(address: str, allow_network: bool = False) -> str:
     return address
 
 
+#: the largest message a served device accepts (bytes): a larger one drops its client (ZMQ_MAXMSGSIZE)
+SERVE_MAX_MESSAGE_BYTES = 64 * 1024
+
+
 class _Served:
     """One device's binding and I/O block, driven per request."""
 
@@ -170,6 +176,7 @@ def serve_device(device: Device, address: str = DEFAULT_ADDRESS, *, stop: thread
     ctx = zmq.Context()
     sock = ctx.socket(zmq.REP)
     sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.MAXMSGSIZE, SERVE_MAX_MESSAGE_BYTES)        # before bind: a larger message drops its peer
     try:
         try:
             sock.bind(address)

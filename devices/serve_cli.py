@@ -5,10 +5,13 @@
     hapticam device serve [ADDRESS] [--user press|sine|sweep|finger] [--depth-mm D] [--seed N]
                           [--duration S] [--allow-network] [--json]
 
-SIGTERM and Ctrl-C stop serving with zero force and print the request counts. The address defaults to loopback (``tcp://127.0.0.1:5601``); another interface needs ``--allow-network``
-(the protocol has no authentication; serve on a trusted network only). Network delay erodes passivity:
-a render through ``--device zmq:`` keeps the passivity observer and controller on
-(:attr:`hapticam.devices.base.DeviceSpec.passivity_required`).
+SIGTERM and Ctrl-C stop serving with zero force and print the request counts. Who can connect: by default
+only this user (``ipc://`` in this user's private folder, :func:`private_folder`, which also holds the
+default endpoints of ``render`` and ``monitor``); on a loopback ``tcp://`` address given by name, any local
+user (a warning says so); another interface needs ``--allow-network`` (the protocol has no authentication;
+serve on a trusted network only). Messages are bounded (``SERVE_MAX_MESSAGE_BYTES`` of
+:mod:`hapticam.devices.remote_server`). Network delay erodes passivity: a render through ``--device zmq:``
+keeps the passivity observer and controller on (:attr:`hapticam.devices.base.DeviceSpec.passivity_required`).
 """
 
 from __future__ import annotations
@@ -16,16 +19,98 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import signal
+import socket
+import stat
 import sys
+import tempfile
 import threading
+from pathlib import Path
 
 from hapticam.devices.cli import seed_arg
 from hapticam.errors import UsageError
 
-DEFAULT_ADDRESS = "tcp://127.0.0.1:5601"
 #: the longest --duration (s), as render and monitor take: a timer past about 9e9 s overflows
 MAX_DURATION_S = 1e9
+#: the longest ipc:// path (bytes): a Unix socket's address holds 108 bytes with its terminating NUL (Linux)
+IPC_PATH_MAX_BYTES = 107
+
+
+def private_folder() -> Path:
+    """This user's folder for ipc:// endpoints (not created here: :func:`ensure_private_folder`):
+    ``$XDG_RUNTIME_DIR/hapticam`` when XDG_RUNTIME_DIR is a folder this user owns that no one else may enter,
+    else ``hapticam-UID`` in the temporary folder."""
+    uid = os.geteuid()
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(runtime):
+        try:
+            st = os.stat(runtime)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077:
+            return Path(runtime) / "hapticam"
+    return Path(tempfile.gettempdir()) / f"hapticam-{uid}"
+
+
+def private_endpoint(name: str) -> str:
+    """``ipc://`` endpoint ``name`` in :func:`private_folder` (only this user can connect)."""
+    return f"ipc://{private_folder() / name}"
+
+
+def ensure_private_folder(folder: Path) -> Path:
+    """Create ``folder`` with mode 0700, or accept an existing one only if it is a folder (not a link) this
+    user owns that no one else may enter, in a parent no one else can rename it in; :class:`UsageError`
+    otherwise (someone else could then connect, or have put their own socket there)."""
+    uid = os.geteuid()
+    try:
+        parent = os.stat(folder.parent)
+    except OSError as exc:
+        raise UsageError(f"cannot use {folder.parent} for the private folder: {exc.strerror or exc}") from None
+    if (parent.st_mode & 0o022 and not parent.st_mode & stat.S_ISVTX) or parent.st_uid not in (0, uid):
+        raise UsageError(f"{folder.parent}: writable by others without the sticky bit, or owned by another "
+                         "user; cannot keep a private folder in it (set XDG_RUNTIME_DIR or TMPDIR)")
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UsageError(f"cannot create the private folder {folder}: {exc.strerror or exc}") from None
+    st = os.lstat(folder)
+    problem = ("is a symbolic link" if stat.S_ISLNK(st.st_mode) else "is not a folder" if not stat.S_ISDIR(st.st_mode)
+               else f"belongs to uid {st.st_uid}, not to you (uid {uid})" if st.st_uid != uid
+               else f"has mode {stat.S_IMODE(st.st_mode):o}: others may enter it" if st.st_mode & 0o077 else None)
+    if problem is not None:
+        raise UsageError(f"private folder {folder} {problem}; refusing to use it (remove it, or chmod 700 a "
+                         "folder of your own)")
+    return folder
+
+
+def open_to_local_users(address: str) -> bool:
+    """True for an endpoint any local user can connect to without credentials: ``tcp://`` and Linux's
+    abstract ``ipc://@NAME`` (a path ``ipc://`` admits whoever may open its file and enter its folders)."""
+    return address.startswith(("tcp://", "ipc://@"))
+
+
+def prepare_ipc(address: str, bind: bool = True) -> None:
+    """Before binding (``bind``) or connecting to an ``ipc://`` endpoint: make sure of :func:`private_folder`
+    when the endpoint is in it, and before binding refuse a path too long or where a server already listens
+    (ZeroMQ would silently take its place). Other endpoints pass unchanged."""
+    if not address.startswith("ipc://") or address.startswith("ipc://@"):
+        return
+    path = address[len("ipc://"):]
+    if os.path.dirname(os.path.abspath(path)) == os.path.abspath(private_folder()):
+        ensure_private_folder(private_folder())
+    if not bind:
+        return
+    if len(os.fsencode(path)) > IPC_PATH_MAX_BYTES:
+        raise UsageError(f"{address}: an ipc:// path is at most {IPC_PATH_MAX_BYTES} bytes long")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(path)
+        except OSError:
+            return                                       # nothing listens there (absent, or a stale file)
+    raise UsageError(f"{address}: another server is listening there; choose another address")
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
@@ -33,10 +118,12 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     d = sub.add_parser("device", help="serve a device to other processes or machines",
                        description="Serve a device over ZeroMQ (render it elsewhere with --device zmq:ADDRESS).")
     dsub = d.add_subparsers(dest="device_command", metavar="COMMAND", required=True)
-    s = dsub.add_parser("serve", help="serve the simulated device on an address (default loopback)",
+    s = dsub.add_parser("serve", help="serve the simulated device on an address (default: only you can connect)",
                         description="Serve the simulated device (with its scripted user) on ADDRESS until "
                                     "Ctrl-C or --duration; a render connects with --device zmq:ADDRESS.")
-    s.add_argument("address", nargs="?", default=DEFAULT_ADDRESS, help=f"bind address (default {DEFAULT_ADDRESS})")
+    s.add_argument("address", nargs="?", default=None,
+                   help=f"bind address (default {private_endpoint('device')}: only you can connect); a loopback "
+                        "tcp://127.0.0.1:PORT lets any local user on this machine command forces")
     s.add_argument("--user", default="press", choices=("press", "sine", "sweep", "finger"),
                    help="simulated user at the handle (default press)")
     s.add_argument("--depth-mm", type=float, default=4.0, help="travel of the simulated user (mm, default 4)")
@@ -56,7 +143,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.duration is not None and not (math.isfinite(args.duration) and 0 < args.duration <= MAX_DURATION_S):
         raise UsageError(f"--duration must be a positive number of seconds of at most {MAX_DURATION_S:g}, "
                          f"got {args.duration:g}")
-    check_bind_address(args.address, args.allow_network)
+    address = private_endpoint("device") if args.address is None else args.address
+    check_bind_address(address, args.allow_network)
+    prepare_ipc(address)
+    if open_to_local_users(address):
+        print(f"warning: {address} has no authentication: any local user (and with --allow-network anyone who "
+              "can reach it) can connect and command forces; the default ipc:// address admits only you",
+              file=sys.stderr)
     user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
     stop = threading.Event()
     timer = threading.Timer(args.duration, stop.set) if args.duration is not None else None
@@ -71,7 +164,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())   # SIGTERM ends as Ctrl-C does
     with SimulatedDevice(user=user, seed=args.seed) as device:
         try:
-            stats = serve_device(device, args.address, stop=stop, on_ready=ready, allow_network=args.allow_network)
+            stats = serve_device(device, address, stop=stop, on_ready=ready, allow_network=args.allow_network)
         finally:
             if timer is not None:
                 timer.cancel()

@@ -12,12 +12,17 @@ from hapticam.devices.cli import seed_arg
 from hapticam.errors import UsageError
 from hapticam.fileio import check_output_file, json_safe, report_json
 
-DEFAULT_TELEMETRY = "tcp://127.0.0.1:5556"
-DEFAULT_CONTROL = "tcp://127.0.0.1:5557"
+#: who can connect to the telemetry and control sockets (``render --help``, ``monitor --help``)
+WHO_CONNECTS = ("without ADDRESS, only you (an ipc:// socket in a folder only you can enter); on an ipc:// path "
+                "you name, whoever may enter its folder and open it; on a loopback tcp:// address, any user of "
+                "this machine unless --auth-secret or --auth-curve is given (render warns); beyond this machine, "
+                "only with --auth-secret or --auth-curve")
 
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
     """Add ``render``, ``monitor`` and ``bench render`` (``bench``: the ``hapticam bench`` group)."""
+    from hapticam.render.endpoints import default_endpoint
+
     p = sub.add_parser("render", help="render a model on a haptic device (1 kHz servo loop)",
                        description="Render MODEL (a model file or example:NAME) on a device. Prints loop "
                                    "statistics and safety interventions at the end; Ctrl-C stops with zero "
@@ -32,10 +37,12 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                    help="simulated user at the handle (default press)")
     p.add_argument("--depth-mm", type=float, default=4.0, help="travel of the simulated user (mm, default 4)")
     p.add_argument("--record", metavar="FILE", help="record every tick to a capture CSV")
-    p.add_argument("--telemetry", nargs="?", const=DEFAULT_TELEMETRY, default=None, metavar="ADDRESS",
-                   type=_address, help=f"publish telemetry (default address {DEFAULT_TELEMETRY})")
-    p.add_argument("--control", nargs="?", const=DEFAULT_CONTROL, default=None, metavar="ADDRESS",
-                   type=_address, help=f"answer control requests (default address {DEFAULT_CONTROL})")
+    p.add_argument("--telemetry", nargs="?", const=default_endpoint("telemetry"), default=None, metavar="ADDRESS",
+                   type=_address, help=f"publish telemetry (default address {default_endpoint('telemetry')}). "
+                                       f"Who can connect: {WHO_CONNECTS}")
+    p.add_argument("--control", nargs="?", const=default_endpoint("control"), default=None, metavar="ADDRESS",
+                   type=_address, help=f"answer control requests, which change what the device renders (default "
+                                       f"address {default_endpoint('control')}). Who can connect: as for --telemetry")
     clock = p.add_mutually_exclusive_group()
     clock.add_argument("--realtime", dest="realtime", action="store_true", default=True,
                        help="run on the wall clock (default)")
@@ -54,7 +61,8 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                    help="the folder control requests may record into, by file name (default: the working folder)")
     p.add_argument("--model-dir", metavar="DIR", default=None,
                    help="the folder control requests may load models from, by file name (default: bundled only)")
-    _auth_options(p, "required of telemetry subscribers and control clients (needed to listen beyond loopback)")
+    _auth_options(p, "required of telemetry subscribers and control clients (needed to listen beyond loopback; "
+                     "on a tcp:// address, what keeps other local users out)")
     p.add_argument("--allow-active", action="store_true",
                    help="render a model that is not passive (refused by default: it could push energy into the hand)")
     p.add_argument("--max-force", type=float, default=None, help="force limit below the device's (N)")
@@ -67,7 +75,9 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                        description="Subscribe to a render's telemetry and print one line per batch (about 100 a "
                                    "second); in a terminal, one status line rewritten ten times a second, with "
                                    "each batch that carries safety events on a line of its own.")
-    m.add_argument("address", nargs="?", default=DEFAULT_TELEMETRY, type=_address, help=f"default {DEFAULT_TELEMETRY}")
+    m.add_argument("address", nargs="?", default=default_endpoint("telemetry"), type=_address,
+                   help=f"the render's --telemetry address (default {default_endpoint('telemetry')}, where a "
+                        "render publishes that was given --telemetry without an address)")
     m.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
     m.add_argument("--batches", type=int, default=None, help="stop after this many batches")
     _auth_options(m, "the render's credentials")
@@ -90,7 +100,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
 
 def _auth_options(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--auth-secret", metavar="FILE", default=None,
-                   help=f"a shared secret (16-1024 bytes, in a file only you can read), {what}")
+                   help=f"a shared secret (16-255 bytes, in a file only you can read), {what}")
     p.add_argument("--auth-curve", metavar="DIR", default=None,
                    help=f"CURVE keys (server.key_secret and clients/*.key; a client: server.key and "
                         f"client.key_secret), {what}")

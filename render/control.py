@@ -17,7 +17,8 @@ The interface and its permissions:
   than the device renders stably) after validation like a model file; a refusal changes nothing.
 
 The socket is a ROUTER (clients use REQ sockets), so one client's slow request does not hold up another
-client's ``status``. Credentials beyond loopback: :mod:`hapticam.render.endpoints`.
+client's ``status``. Who can connect (by default only this user), and credentials beyond loopback:
+:mod:`hapticam.render.endpoints`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import msgpack
 import zmq
 
 from hapticam.errors import ControlError, HapticError
-from hapticam.render.endpoints import Auth, ServerSecurity, require_loopback, secure_client
+from hapticam.render.endpoints import Auth, ServerSecurity, prepare_bind, prepare_connect, secure_client
 from hapticam.render.layout import K_RUNNING
 from hapticam.render.loop import ServoLoop
 from hapticam.render.recording import Recorder
@@ -74,6 +75,7 @@ class ControlServer(threading.Thread):
 
     ``load_model(source)`` loads and validates a model (the CLI passes
     :func:`hapticam.models.files.load_model_only`); ``check_model(model)`` raises to refuse a swap.
+    ``warning``: what to tell the user about who can connect (:func:`~hapticam.render.endpoints.prepare_bind`).
     """
 
     def __init__(self, address: str, loop: ServoLoop, recorder: Recorder,
@@ -83,7 +85,7 @@ class ControlServer(threading.Thread):
                  check_model: Callable[[Any], None] | None = None, security: ServerSecurity | None = None,
                  deadline_s: float = DEFAULT_DEADLINE_S) -> None:
         super().__init__(name="hapticam-control", daemon=True)
-        require_loopback(address, "control", None if security is None else security.auth)
+        self.warning = prepare_bind(address, "control", None if security is None else security.auth)
         self.record_dir = Path(record_dir).resolve()
         self.model_dir = None if model_dir is None else Path(model_dir).resolve()
         if not self.record_dir.is_dir():
@@ -321,6 +323,7 @@ def request(address: str, message: dict[str, Any], timeout_s: float = 5.0,
             context: zmq.Context | None = None, auth: Auth | None = None) -> dict[str, Any]:
     """Send one control request and return the reply (a REQ socket per call)."""
     ctx = context or zmq.Context.instance()
+    prepare_connect(address)
     sock = ctx.socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.RCVTIMEO, int(timeout_s * 1000))

@@ -1,5 +1,16 @@
 """Where the telemetry and control sockets may listen, and how their clients prove who they are.
 
+Who can connect:
+
+- by default (:func:`default_endpoint`) only this user: the sockets are ``ipc://`` files in this user's
+  private folder (``$XDG_RUNTIME_DIR/hapticam``, else ``hapticam-UID`` in the temporary folder; mode 0700,
+  refused when it exists with another owner, other permissions, or as a link:
+  :func:`hapticam.devices.serve_cli.ensure_private_folder`);
+- on an ``ipc://`` path given by name, whoever may enter its folders and open the file;
+- on a loopback ``tcp://`` address given by name, without credentials, any local user (the session
+  says so when it starts: :func:`prepare_bind`);
+- beyond this machine, only with credentials.
+
 Without authentication a socket binds only to this machine: loopback TCP (``127.0.0.0/8``,
 ``localhost``, ``[::1]``) or ``ipc://``. Beyond loopback it needs one of ZeroMQ's authenticated
 mechanisms (RFC 23 ZMTP security, checked by a ZAP handler, RFC 27):
@@ -17,6 +28,7 @@ A client without the right credentials gets no connection (the handshake fails; 
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import stat
 from dataclasses import dataclass
@@ -25,20 +37,33 @@ from typing import Any
 
 import zmq
 
-from hapticam.errors import ControlError
+from hapticam.devices.serve_cli import open_to_local_users, prepare_ipc, private_endpoint
+from hapticam.errors import ControlError, UsageError
 
-LOOPBACK_HOSTS = ("127.", "localhost", "[::1]")
 PLAIN_USER = b"hapticam"
 MIN_SECRET_BYTES = 16
-MAX_SECRET_BYTES = 1024
+MAX_SECRET_BYTES = 255                  # the longest password ZeroMQ PLAIN carries (RFC 24)
+
+
+def default_endpoint(name: str) -> str:
+    """The default endpoint ``name`` (``telemetry``, ``control``): ``ipc://`` in this user's private folder,
+    which no other user can enter (the folder is made or checked when a socket binds or connects)."""
+    return private_endpoint(name)
 
 
 def is_loopback(address: str) -> bool:
-    """True for ``ipc://`` and loopback ``tcp://`` endpoints."""
+    """True for ``ipc://`` and loopback ``tcp://`` endpoints (``localhost``, ``127.0.0.0/8``, ``[::1]``;
+    an interface name or a host name is not)."""
     if address.startswith("ipc://"):
         return True
-    host = address[len("tcp://"):] if address.startswith("tcp://") else ""
-    return host.startswith(LOOPBACK_HOSTS)
+    if not address.startswith("tcp://"):
+        return False
+    host = address[len("tcp://"):].rpartition(":")[0]
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -68,7 +93,7 @@ class Auth:
 
 
 def read_secret(path: str | os.PathLike[str]) -> bytes:
-    """The shared secret in ``path``: 16 to 1024 bytes, in a file no one but its owner can read."""
+    """The shared secret in ``path``: 16 to 255 bytes, in a file no one but its owner can read."""
     p = Path(path)
     try:
         st = p.stat()
@@ -91,6 +116,33 @@ def require_loopback(address: str, what: str, auth: Auth | None = None) -> None:
         raise ControlError(f"{what}: {address} is not a loopback address; without authentication hapticam "
                            "binds only to 127.0.0.1, localhost, [::1] or ipc:// (give --auth-secret FILE or "
                            "--auth-curve DIR to listen beyond this machine)")
+
+
+def prepare_bind(address: str, what: str, auth: Auth | None = None) -> str | None:
+    """Before ``what`` (``telemetry``, ``control``) binds ``address``: refuse what :func:`require_loopback`
+    refuses, make sure of the private folder of an ``ipc://`` endpoint in it and refuse one where another
+    server listens (:func:`hapticam.devices.serve_cli.prepare_ipc`). Returns a warning to show the user
+    when any local user can connect (``tcp://`` without credentials), else ``None``."""
+    require_loopback(address, what, auth)
+    try:
+        prepare_ipc(address)
+    except UsageError as exc:
+        raise ControlError(f"{what}: {exc}") from None
+    if auth is None and open_to_local_users(address):
+        rights = ("read the live telemetry" if what == "telemetry" else
+                  "drive the render (set parameters, load models, record, stop)")
+        return (f"{what} on {address} has no authentication: any local user can connect and {rights}; "
+                "without an address it listens where only you can connect, or give --auth-secret or --auth-curve")
+    return None
+
+
+def prepare_connect(address: str) -> None:
+    """Before a client connects to ``address``: an ``ipc://`` endpoint in this user's private folder is used
+    only if the folder is this user's alone (else someone else's server could be there)."""
+    try:
+        prepare_ipc(address, bind=False)
+    except UsageError as exc:
+        raise ControlError(str(exc)) from None
 
 
 def _certificate(path: Path, secret: bool) -> tuple[bytes, bytes | None]:

@@ -38,7 +38,8 @@ STOP_SIGNALS = ("SIGINT", "SIGTERM")
 
 @dataclass
 class SessionReport:
-    """What a session did: loop statistics, events, recording (path, ticks), telemetry counters, the
+    """What a session did: loop statistics, events, recording (path, ticks), telemetry counters (batches
+    sent and dropped, subscriptions refused: :class:`~hapticam.render.telemetry.TelemetryPublisher`), the
     signal that ended it (``"SIGINT"``, ``"SIGTERM"`` or ``None``), real-time hygiene applied."""
 
     stats: LoopStats
@@ -47,6 +48,7 @@ class SessionReport:
     interrupted: bool
     telemetry_sent: int = 0
     telemetry_dropped: int = 0
+    telemetry_refused_subscriptions: int = 0
     lost_ticks: int = 0
     signal: str | None = None
     hygiene: dict[str, str] = field(default_factory=dict)
@@ -62,7 +64,8 @@ class RenderSession:
     ``hygiene``: lock memory, prefault the servo thread's stack and pin it to a core of its own while the
     loop runs in real time (:func:`hapticam.render.clock.enable_hygiene`). ``auth``: credentials required of telemetry subscribers and control clients
     (:mod:`hapticam.render.endpoints`; needed to listen beyond loopback). ``notes`` collects what the
-    caller should tell the user at start (stale files of earlier crashes in the recording folders).
+    caller should tell the user at start (stale files of earlier crashes in the recording folders, and
+    who can connect to a socket on ``tcp://`` without credentials: any local user).
     """
 
     def __init__(self, model: Model, device: Device, config: LoopConfig | None = None,
@@ -104,6 +107,7 @@ class RenderSession:
         except BaseException:
             self._close_sockets()
             raise
+        self.notes += [s.warning for s in (self.publisher, self.control) if s is not None and s.warning]
         sinks = [lambda first, rows, events: self.recorder.add(first, rows)]
         if self.publisher is not None:
             sinks.append(self.publisher)
@@ -124,7 +128,9 @@ class RenderSession:
 
     def _status_extra(self) -> dict[str, Any]:
         pub = self.publisher
-        return {"telemetry": None if pub is None else {"seq": pub.seq, "sent": pub.sent, "dropped": pub.dropped},
+        return {"telemetry": None if pub is None else {"seq": pub.seq, "sent": pub.sent, "dropped": pub.dropped,
+                                                       "refused_subscriptions": pub.refused_subscriptions,
+                                                       "resets": pub.resets},
                 "lost_ticks": self.pump.reader.lost, "recorded_ticks": self.recorder.ticks}
 
     def _close_sockets(self) -> None:
@@ -168,6 +174,8 @@ class RenderSession:
                              interrupted=bool(got), signal=got[0] if got else None,
                              telemetry_sent=self.publisher.sent if self.publisher else 0,
                              telemetry_dropped=self.publisher.dropped if self.publisher else 0,
+                             telemetry_refused_subscriptions=self.publisher.refused_subscriptions
+                             if self.publisher else 0,
                              lost_ticks=self.pump.reader.lost, hygiene=hygiene)
 
     def _run_loop(self, duration_s: float | None, realtime: bool) -> None:

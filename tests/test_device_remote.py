@@ -180,14 +180,6 @@ def test_the_safety_layer_turns_passivity_on_for_a_device_that_requires_it():
     assert SafetyConfig(passivity=False).resolved(remote)["passivity"] == 1.0
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_device_serve_then_render_through_it_on_the_command_line(tmp_path):
     import json
     import os
