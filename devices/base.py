@@ -70,8 +70,10 @@ MAX_FORCE_RATE_N_PER_S = MAX_FORCE_N / 1e-4
 MAX_DAMPING_N_S_PER_M = MAX_FORCE_N / 1.0
 #: passive stiffness at 1 kHz (N/m): Colgate & Schenkel's K < 2 b / T with b = MAX_DAMPING_N_S_PER_M, T = 1 ms
 MAX_STIFFNESS_N_PER_M = 2.0 * MAX_DAMPING_N_S_PER_M / 1e-3
-#: workspace bound (m) from the origin: a hand-held handle travels centimetres, a room-sized cable robot metres
-MAX_WORKSPACE_M = 10.0
+#: workspace bound from the origin, in the device's own unit: m for a linear device (a hand-held handle travels
+#: centimetres, a room-sized cable robot metres) or rad for a rotary one (a knob turns a few revolutions; an
+#: endless encoder is given the range its session may turn, here at most 100 turns)
+MAX_WORKSPACE_M = 200.0 * math.pi
 #: apparent mass at the handle (kg): more than a person moves by hand as a haptic display
 MAX_APPARENT_MASS_KG = 100.0
 #: longest device name (characters): it is printed in one-line messages and session logs
@@ -220,7 +222,7 @@ def spec_problem(spec: DeviceSpec) -> str | None:
     ws = spec.workspace_m
     if not (isinstance(ws, tuple) and len(ws) == 2 and all(_is_finite(v) for v in ws)
             and -MAX_WORKSPACE_M <= ws[0] < ws[1] <= MAX_WORKSPACE_M):
-        return f"workspace_m = {_shown(ws)} (two finite numbers lo < hi within +-{MAX_WORKSPACE_M:g} m)"
+        return f"workspace_m = {_shown(ws)} (two finite numbers lo < hi within +-{MAX_WORKSPACE_M:.0f} m or rad)"
     if spec.resolution_m > ws[1] - ws[0]:
         return f"resolution_m = {_shown(spec.resolution_m)} (at most the workspace's width, {ws[1] - ws[0]:g} m)"
     if spec.passivity_required and not spec.apparent_mass_kg > 0.0:
