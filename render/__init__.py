@@ -7,6 +7,6 @@ Entry points:
 - :class:`hapticam.render.loop.ServoLoop` -- the loop itself: real-time thread (``start``/``stop``),
   simulated clock (``run_simulated``), model swap (``load_model``/``set_parameter``), C callback table.
 - :class:`hapticam.render.session.RenderSession` -- the loop with recording, telemetry and control
-  (what ``hapticam render`` runs); protocol in the README (section "Telemetry and control").
+  (what ``hapticam render`` runs); protocol in docs/telemetry.md.
 - :func:`hapticam.render.servo.build_servo` -- the compiled step and its drivers for a pair of kernels.
 """

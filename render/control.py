@@ -1,4 +1,4 @@
-"""Control: a ZeroMQ socket answering msgpack requests (README, section "Telemetry and control").
+"""Control: a ZeroMQ socket answering msgpack requests (docs/telemetry.md).
 
 The interface and its permissions:
 

@@ -1,6 +1,6 @@
 """Telemetry (ZeroMQ XPUB, msgpack batches of every tick); control is in :mod:`hapticam.render.control`.
 
-The message schema and the control requests are documented in the README (section "Telemetry and control"). The servo loop
+The message schema and the control requests are documented in docs/telemetry.md. The servo loop
 never waits on either: a :class:`Pump` thread copies new ticks out of the loop's ring about 100 times a
 second and hands them to the publisher (non-blocking sends behind a high-water mark, dropped batches
 counted) and the recorder. The control thread (:class:`~hapticam.render.control.ControlServer`, imported
@@ -89,7 +89,7 @@ class Pump(threading.Thread):
 
 def tick_batch(seq: int, first: int, rows: np.ndarray, events: list[SafetyEvent], rate_hz: float,
                lost_ticks: int, dropped: int) -> dict[str, Any]:
-    """The telemetry message for one batch (schema: the README (section "Telemetry and control"))."""
+    """The telemetry message for one batch (schema: docs/telemetry.md)."""
     return {
         "v": SCHEMA_VERSION, "type": "ticks", "seq": seq, "tick0": int(first), "n": int(rows.shape[0]),
         "rate_hz": rate_hz,
@@ -288,7 +288,7 @@ def _number(value: Any) -> bool:
 
 def batch_problem(msg: Any) -> str | None:
     """Why ``msg`` (an unpacked telemetry message) is not a tick batch the monitor can show; ``None`` if it is.
-    Every field the monitor reads is checked for its type (README, "Telemetry and control")."""
+    Every field the monitor reads is checked for its type (docs/telemetry.md)."""
     if not isinstance(msg, dict):
         return f"not a map but {type(msg).__name__}"
     if msg.get("type") != "ticks":

@@ -171,7 +171,7 @@ def test_the_readme_model_example_validates(tmp_path, capsys):
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "models.md").read_text()
     example = re.search(r"```yaml\n(format: hapticam-model.*?)```", readme, re.S).group(1)
     (tmp_path / "m.yaml").write_text(example)
     assert main(["model", "validate", str(tmp_path / "m.yaml")]) == 0
@@ -199,7 +199,7 @@ def test_a_semicolon_csv_of_position_and_force_only_is_identified_with_notes(tmp
 
 def test_quoted_numbers_and_booleans_are_refused_naming_file_and_field(tmp_path, capsys):
     for bad, said in (('["120"]', "the string '120'"), ("[true]", "a boolean"), ("[.nan]", "must be finite")):
-        text = (open(str(SWITCH_DIR.parent.parent.parent / "README.md")).read()
+        text = (open(str(SWITCH_DIR.parent.parent.parent / "docs" / "models.md")).read()
                 .split("```yaml\n")[1].split("```")[0].replace("k_Npm: [120.0, 60.0]", f"k_Npm: [{bad[1:-1]}, 60.0]"))
         (tmp_path / "m.yaml").write_text(text)
         assert main(["model", "validate", str(tmp_path / "m.yaml")]) == 2
