@@ -14,8 +14,8 @@ A model compiles to two flat float64 arrays (:class:`CompiledModel`) that the re
     params[...]                     the components' parameter blocks
     state                           the components' state blocks, concatenated
 
-Sign convention (DESIGN.md, seed 001 eq. 1): the force is the force the probe must apply to the object
-along +x; a device renders ``-F`` on the user's handle.
+Sign convention (docs/architecture.md, section Conventions; seed 001 eq. 1): the force is the force the
+probe must apply to the object along +x; a device renders ``-F`` on the user's handle.
 
 A new model kind
 ----------------

@@ -9,7 +9,7 @@ the wall pushes back with
 
 and the force is clamped at zero so the wall never pulls (no tensile, "sticky" force; seed 000
 section "Simulation Results" explains why the unclamped linear law is physically inconsistent).
-The force the probe applies along +x is ``side * f`` (DESIGN.md sign convention).
+The force the probe applies along +x is ``side * f`` (docs/architecture.md, section Conventions: sign).
 
 Both laws are passive for ``k, b >= 0``: with storage ``V = k d^(n+1) / (n+1)`` the dissipated power
 ``f d_dot - dV/dt`` is ``b d^n d_dot^2 >= 0`` when unclamped, and ``-k d^n d_dot >= 0`` when clamped

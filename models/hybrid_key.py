@@ -70,7 +70,7 @@ tick, not at the tick boundary; flight events are exact roots of quadratics, Hun
 is located on the sub-step's cubic Hermite interpolant (tests compare against scipy references with
 event location, error < 1e-6 s).
 
-The force returned is the force the user applies to the key (DESIGN.md sign convention)::
+The force returned is the force the user applies to the key (docs/architecture.md, section Conventions: sign)::
 
     F = m_k a + k_r x + F_p + F_kb(x, v) + (ds/dx) * Fbar_c
 

@@ -7,7 +7,7 @@ For each direction of travel (+1 pressing, -1 releasing) a table of breakpoints
 
 with the parameters taken from the pressing table while the direction is +1 and from the releasing
 table while it is -1 (seed 001 eq. 8 switches on the sign of v). The direction is held inside a
-velocity dead band so the force does not chatter at turning points (DESIGN.md).
+velocity dead band so the force does not chatter at turning points (docs/architecture.md, Conventions).
 
 Interpolation
 -------------
@@ -446,7 +446,7 @@ def impedance_force(p, s, x, v, a, dt):
     """
     db = p[1]
     direction = s[0]
-    if v > db:  # direction held inside the dead band (DESIGN.md)
+    if v > db:  # direction held inside the dead band (docs/architecture.md, Conventions)
         direction = 1.0
     elif v < -db:
         direction = -1.0

@@ -1,7 +1,8 @@
 """The house rules, checked on the code: the import graph obeys the layers, modules and functions stay small.
 
 Layers, low to high: ground (errors, captures, file helpers) < models < identify, devices < render core
-< render/verify < demos, root cli (DESIGN.md); ``tests/import_graph.py`` draws the graph from the source.
+< render/verify < demos, root cli (docs/architecture.md, section Layers); ``tests/import_graph.py`` draws
+the graph from the source.
 """
 
 from __future__ import annotations

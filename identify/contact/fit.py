@@ -14,7 +14,7 @@ Steps (seed 004 chapters 2-3):
    are finite; each estimate's status says which it lacks, and no model is made from a wall outside the data.
 
 Force is taken positive into the wall: with ``side = -1`` (a wall below) both position and force are
-mirrored (DESIGN.md sign convention).
+mirrored (docs/architecture.md, section Conventions: sign).
 
 References
 ----------

@@ -156,7 +156,7 @@ def summary_table(result) -> str:
         lines.append(f"  {f'fit, {name} (%)':<30} {'':>12} {m['fit_percent']:>12.2f} {'':>12} {'':>12}  "
                      "(information)")
     row("passive", "", "yes" if result.passive else "no", "", "yes", result.passive)
-    units = AXIS_UNITS[result.axis]                       # rotary: N m, rad (DESIGN.md conventions)
+    units = AXIS_UNITS[result.axis]                       # rotary: N m, rad (docs/architecture.md, Conventions)
     force = units["force"]
     lines.append(f"  {f'RMS error ({force})':<30} {'':>12} {result.rms_N:>12.4f} {'':>12} {'':>12}  (information)")
     lines.append(f"  {f'max error ({force})':<30} {'':>12} {result.max_error_N:>12.4f} {'':>12} {'':>12}  (information)")

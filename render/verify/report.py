@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hapticam.fileio import save_figure, atomic_write_bytes, json_safe
 
-#: a feature's linear unit -> the same quantity on a rotary axis (DESIGN.md conventions)
+#: a feature's linear unit -> the same quantity on a rotary axis (docs/architecture.md, Conventions)
 ROTARY_UNITS = {"m": "rad", "N": "N m", "N/m": "N m/rad"}
 
 if TYPE_CHECKING:  # pragma: no cover
