@@ -4,6 +4,35 @@ Probe a real key or switch, identify a model of it (:mod:`hapticam.identify`), r
 haptic device at 1 kHz (:mod:`hapticam.render`, :mod:`hapticam.devices`), and verify that the rendered
 object feels like the real one (``hapticam verify``). Model types and model files live in
 :mod:`hapticam.models`. All quantities are SI (m, N, s, kg).
+
+The names below are the public API (``__all__``); each is loaded from its module on first use, so
+``import hapticam`` loads neither numba nor scipy. Probe, identify and verify::
+
+    capture = hapticam.probe("tactile-switch", "sweep", duration_s=30.0)
+    fit = hapticam.identify_impedance(capture)
+    result = hapticam.verify(fit.model, hapticam.probe("tactile-switch", "triangle", seed=1))
+
+Verbs, by the command that does the same:
+
+- ``hapticam probe``: :func:`probe` (a simulated target, by name from :func:`targets`) -> :class:`Capture`;
+  captures on disk: :func:`load_capture`, :func:`save_capture` (``.csv``, ``.npz``)
+- ``hapticam identify impedance``: :func:`identify_impedance` -> :class:`ImpedanceFit` (``fit.save(path)``)
+- ``hapticam model``: :func:`load_model` -> (:class:`Model`, :class:`ModelDocument`), :func:`save_model`,
+  :func:`example_names` (``example:NAME``), :func:`check_passivity`
+- ``hapticam render``: :func:`render_model` on a device (:func:`available_devices`) ->
+  :class:`SessionReport`; on the simulated device and clock, every tick: :func:`run_simulated` ->
+  :class:`RenderResult`
+- ``hapticam verify``: :func:`verify` -> :class:`VerifyResult`
+- ``hapticam library build|nearest|compare``: :func:`build_library` -> :class:`BuildReport`,
+  :func:`library_nearest`, :func:`library_compare`
+
+Nouns: :class:`Capture`, :class:`Target`, :class:`Model`, :class:`ModelDocument`, :class:`ImpedanceFit`,
+:class:`SessionReport`, :class:`RenderResult`, :class:`VerifyResult`, :class:`BuildReport`, and the
+exceptions of :mod:`hapticam.errors`, all under :class:`HapticError`: :class:`UsageError`,
+:class:`CaptureError`, :class:`ModelFileError`, :class:`ModelValidationError`,
+:class:`IdentificationError`, :class:`DeviceError`, :class:`DependencyMissingError`,
+:class:`RenderError`, :class:`SafetyFault`, :class:`ControlError`. The package's version:
+``__version__``. How the layers fit together: ``docs/architecture.md``.
 """
 
 import hashlib
@@ -11,9 +40,46 @@ import os
 import sys
 
 from hapticam._version import __version__
-from hapticam.errors import HapticError
+from hapticam.errors import (CaptureError, ControlError, DependencyMissingError, DeviceError, HapticError,
+                             IdentificationError, ModelFileError, ModelValidationError, RenderError, SafetyFault,
+                             UsageError)
+from hapticam.lazy_exports import lazy_exports
 
-__all__ = ["__version__", "HapticError"]
+#: public name -> the module that defines it; loaded on first use (PEP 562). A name here must not be a
+#: subpackage's (``render``, ``identify``): importing the subpackage would bind its name over the export.
+_EXPORTS = {
+    "Capture": "hapticam.capture",
+    "load_capture": "hapticam.capture_io",
+    "save_capture": "hapticam.capture_io",
+    "Target": "hapticam.devices.physics",
+    "targets": "hapticam.api",
+    "probe": "hapticam.api",
+    "ImpedanceFit": "hapticam.identify.impedance_result",
+    "identify_impedance": "hapticam.identify.impedance_fit",
+    "Model": "hapticam.models.base",
+    "ModelDocument": "hapticam.models.files",
+    "load_model": "hapticam.models.files",
+    "save_model": "hapticam.models.files",
+    "example_names": "hapticam.models.files",
+    "check_passivity": "hapticam.models.passivity",
+    "available_devices": "hapticam.devices.registry",
+    "SessionReport": "hapticam.render.session",
+    "render_model": "hapticam.api",
+    "RenderResult": "hapticam.render.result",
+    "run_simulated": "hapticam.render.loop",
+    "VerifyResult": "hapticam.render.verify.compare",
+    "verify": "hapticam.render.verify.compare",
+    "BuildReport": "hapticam.render.verify.library.build",
+    "build_library": "hapticam.render.verify.library.build",
+    "library_nearest": "hapticam.api",
+    "library_compare": "hapticam.api",
+}
+
+__all__ = ["__version__", "HapticError", "UsageError", "CaptureError", "ModelFileError", "ModelValidationError",
+           "IdentificationError", "DeviceError", "DependencyMissingError", "RenderError", "SafetyFault",
+           "ControlError", *_EXPORTS]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 #: numba's on-disk cache lives in a folder named by a digest of this package's source
 NUMBA_CACHE_PREFIX = "hapticam-src-"

@@ -3,10 +3,10 @@
 Run as ``python -m tests.import_graph`` (from the repository root) to print every edge and every
 violation; ``tests/test_architecture.py`` asserts there are none.
 
-Layers, low to high (DESIGN.md): ground (errors, captures, file helpers at the package root) < models <
-identify, devices < render core < render/verify < demos, root cli. identify and devices do not import
-each other. An import counts wherever it stands (module top or inside a function): a lazy import upward
-is still an arrow upward.
+Layers, low to high (docs/architecture.md, section Layers): ground (errors, captures, file helpers at
+the package root) < models < identify, devices < render core < render/verify < demos, root cli and the
+Python API's verbs (``api.py``). identify and devices do not import each other. An import counts
+wherever it stands (module top or inside a function): a lazy import upward is still an arrow upward.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ LAYERS = {
     "hapticam.demos": (5, "demos"),
     "hapticam.cli": (5, "cli"),
     "hapticam.__main__": (5, "cli"),
+    "hapticam.api": (5, "api"),
 }
 #: Same-rank layers that must not import each other.
 SEPARATE = {("identify", "devices"), ("devices", "identify")}
