@@ -146,7 +146,7 @@ from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_S
                                                S_RECOVERIES, S_STRING_SPEED, S_TPREV, S_T_LAND, S_T_LETOFF,
                                                S_T_LIFT, S_T_STRING, S_UPREV, S_W, S_XPREV, S_Y,
                                                TICK_RATE_TOLERANCE_S, V_LIMIT_MPS, W_LIMIT_MPS, X_LIMIT_M,
-                                               Y_LIMIT_M)  # noqa: F401
+                                               Y_LIMIT_M, tick_substeps)  # noqa: F401
 from hapticam.models.validation import as_choice, as_float, check_keys, excerpt
 
 # ================================================================== Python model ===================
@@ -348,6 +348,11 @@ class HybridKey(Model):
         if damp > 0.0:
             h = min(h, SUBSTEP_OMEGA_H * m / damp)
         return float(max(h, 1e-9))
+
+    def substeps_per_tick(self, dt_s: float) -> int:
+        """Sub-steps of a tick of ``dt_s`` (s) with the hammer in contact, its cost (:func:`tick_substeps`); 1 for
+        the rigid law, whose hammer moves with the key in closed form."""
+        return 1 if self.rigid else tick_substeps(dt_s, self.substep_s, self.key_substep_s, self.coupling_k_Npm is not None)
 
     @property
     def key_damping_Nspm(self) -> float:

@@ -32,6 +32,8 @@ State block (``initial_state()``, float64)::
 
 from __future__ import annotations
 
+import math
+
 # -- parameter block layout ---------------------------------------------------------------------------
 P_MK, P_KR, P_FP, P_MH, P_R, P_G = 0, 1, 2, 3, 4, 5
 P_LAW, P_K, P_B, P_N, P_E = 6, 7, 8, 9, 10
@@ -95,3 +97,18 @@ MAX_KEY_SUBSTEPS = 512
 KEY_DAMPING_RATIO = 0.7071067811865476
 #: Documented tick-rate tolerance (s) of event times between dt = 1 ms and 0.1 ms (see the module docstring).
 TICK_RATE_TOLERANCE_S = 2e-4
+
+
+def tick_substeps(dt_s: float, substep_s: float, key_substep_s: float, coupled: bool) -> int:
+    """Integration sub-steps of one tick of ``dt_s`` (s) with the hammer in Hunt-Crossley contact, its costly
+    state (a flight is a closed-form parabola), as :mod:`hapticam.models.hybrid_key_kernel` takes them:
+    ``ceil(dt / substep_s)`` RK4 steps (at most ``MAX_SUBSTEPS``); on a coupled key ``ceil(dt / key_substep_s)``
+    key sub-steps (at most ``MAX_KEY_SUBSTEPS``), each counted once with the hammer's RK4 steps inside it.
+    A measure of the tick's cost (render's tick budget, :mod:`hapticam.render.gate`)."""
+    def steps(length_s: float, step_s: float, most: int) -> int:
+        return max(1, min(math.ceil(length_s / step_s - 1e-9), most))
+    tick_s = min(max(float(dt_s), DT_MIN_S), DT_MAX_S)
+    if not coupled:
+        return steps(tick_s, substep_s, MAX_SUBSTEPS)
+    n_key = steps(tick_s, key_substep_s, MAX_KEY_SUBSTEPS)
+    return n_key * (1 + steps(max(tick_s / n_key, DT_MIN_S), substep_s, MAX_SUBSTEPS))

@@ -23,7 +23,10 @@ from hapticam.errors import UsageError
 from hapticam.models.base import CompiledModel, Model
 from hapticam.models.transients import EVENT_CODES
 from hapticam.render.display_stage import COUPLING_FORCE_SHARE
-from hapticam.render.gate import stiffnesses_Npm
+
+#: model evaluations of a typical tick through the coupling: the bundled piano key's tick takes 180 us through
+#: the display stage against 63 us at the handle (``hapticam bench render``), about three evaluations
+TYPICAL_SOLVE_EVALUATIONS = 3
 from hapticam.render.layout import C_DISP_K, C_PO_CAP, C_TR0, TR_EVENT_CODES, TR_FIELDS, TR_SLOT_SIZE
 
 #: the coupling's stiffness as a share of the device's passive bound 2 b / T: the rest is margin for the
@@ -57,6 +60,14 @@ class DisplayPlan:
     def coupling_force_N(self) -> float:
         """The most force the coupling gives (N); pressed harder, the handle sinks at this force."""
         return COUPLING_FORCE_SHARE * self.max_force_N
+
+    @property
+    def model_evaluations(self) -> int:
+        """The times a typical tick evaluates the model (what a model's cost per tick is multiplied by):
+        ``TYPICAL_SOLVE_EVALUATIONS`` through the coupling, once at the handle. The proxy solve may take up
+        to ``MAX_SOLVE_EVALUATIONS`` in a tick; the loop's missed-deadline bound stops a run whose worst
+        ticks cannot be kept."""
+        return TYPICAL_SOLVE_EVALUATIONS if self.coupling_Npm > 0.0 else 1
 
     @property
     def travel_shift_m(self) -> float:
@@ -94,10 +105,11 @@ def plan_display(stiffest: tuple[str, float] | None, spec: DeviceSpec, rate_hz: 
 def model_stiffness(model: Model | CompiledModel, spec: DeviceSpec,
                     force_fn: Callable | None = None) -> tuple[str, float] | None:
     """The stiffest slope (source, N/m) ``model`` asks of the handle: the model's declared stiffnesses at the
-    handle (:func:`hapticam.render.gate.stiffnesses_Npm`), or, for a compiled model, its force's steepest
-    slope along a slow press and release over the workspace (``force_fn``: the compiled force kernel)."""
+    handle (:meth:`Model.handle_stiffnesses`, as :func:`hapticam.render.gate.stiffnesses_Npm`), or, for a
+    compiled model, its force's steepest slope along a slow press and release over the workspace
+    (``force_fn``: the compiled force kernel)."""
     if isinstance(model, Model):
-        return max(stiffnesses_Npm(model, spec.max_force_N), key=lambda item: abs(item[1]), default=None)
+        return max(model.handle_stiffnesses(spec.max_force_N), key=lambda item: abs(item[1]), default=None)
     if force_fn is None:
         return None
     x, forces = _sweep(model, spec, force_fn)

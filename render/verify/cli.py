@@ -70,6 +70,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from hapticam.models.files import load_model
     from hapticam.render.verify.compare import verify
     from hapticam.render.verify.device_replay import check_device
+    from hapticam.render.gate import require_tick_budget
+    from hapticam.render.loop import LoopConfig
     from hapticam.render.verify.report import write_figure, write_json
 
     check_device(args.device, max_force_N=args.max_force)      # before any file is read
@@ -88,6 +90,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             raise UsageError(f"--x-offset-mm: must be a number, got {args.x_offset_mm}")
         x_offset = args.x_offset_mm * 1e-3
     model, doc = load_model(args.model)
+    LoopConfig(rate_hz=_positive("--rate", args.rate)).checked()          # the rate's own refusal first
+    require_tick_budget(model, args.rate, name=str(args.model))             # before a long replay
     capture = load_capture(args.capture)
     if doc.axis != axis_of(capture.metadata):
         raise UsageError(f"{args.model} is a {doc.axis} model and {args.capture} a {axis_of(capture.metadata)} capture; "
