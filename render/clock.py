@@ -23,6 +23,20 @@ hygiene, and reports what applied:
 :func:`release_hygiene` undoes the process-wide parts (memory lock, the other threads' affinity). The
 environment variable ``HAPTICAM_RT_HYGIENE`` (a comma list of ``mlock``, ``prefault``, ``affinity``, or
 ``none``) selects parts, to measure what each buys (``hapticam bench render``).
+
+Missed-deadline bound (:func:`spend_deadlines`, both real-time drivers; the simulated clock has no
+deadlines): a tick that ends past the next deadline, and every whole period skipped after it, is a missed
+deadline. The loop stops with zero force and the fault ``missed-deadlines`` once, over some stretch of its
+run, the deadlines it missed exceed ``MISSED_DEADLINE_SHARE`` (5 %) of that stretch's periods by more than
+the same share of one ``MISSED_DEADLINE_WINDOW_S`` (1 s) window's periods (50 at 1 kHz). Kept as a credit
+(a leaky bucket): each period earns 1, up to one window's periods ``W``; each miss costs ``1 / share``
+(20); the loop stops when the credit is spent. So a loop that misses at most 5 % of the periods of every
+1 s window never stops, one that misses more than 10 % of a window's always does (sooner if it misses
+more), and one that misses every deadline stops after ``W / (1 / share - 1)`` periods (53 ms at 1 kHz).
+A device whose force is held through missed ticks is not being servoed: a model whose simulation cannot keep
+the rate, or a machine too busy for it, should not keep a hand on it. The watchdog of
+:mod:`hapticam.render.safety` (``overrun_ticks`` consecutive overruns zero the force until they stop) acts
+first, on short bursts.
 """
 
 from __future__ import annotations
@@ -38,6 +52,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from hapticam.render.layout import C_MISS_WEIGHT, C_MISS_WINDOW, K_MISS_CREDIT
+
 CLOCK_MONOTONIC = 1
 TIMER_ABSTIME = 1
 NS_PER_S = 1_000_000_000
@@ -51,6 +67,9 @@ HYGIENE_PARTS = ("mlock", "prefault", "affinity")
 #: 1,000+ missed ticks (hapticam bench render, five configurations run twice each), runs without none.
 DEFAULT_HYGIENE = ("mlock", "prefault")
 HYGIENE_ENV = "HAPTICAM_RT_HYGIENE"
+#: the missed-deadline bound (module docstring): the share of periods that may miss, over windows this long (s)
+MISSED_DEADLINE_SHARE = 0.05
+MISSED_DEADLINE_WINDOW_S = 1.0
 
 # int clock_gettime(clockid_t clk, struct timespec *tp)  (POSIX.1-2008)
 _clock_gettime = types.ExternalFunction("clock_gettime", types.int32(types.int32, types.voidptr))
@@ -88,6 +107,31 @@ def wait_until_ns(ts: np.ndarray, deadline_ns: int, spin_ns: int) -> int:
     while t < deadline_ns:
         t = now_ns(ts)
     return t
+
+
+def deadline_bound(rate_hz: float, share: float = MISSED_DEADLINE_SHARE) -> tuple[int, int]:
+    """``(window, weight)`` of the missed-deadline bound at ``rate_hz`` (Hz) for the loop's ``cfg``: the most
+    credit held, in periods (one window's), and the periods of credit a missed deadline costs, ``1 / share``."""
+    return max(1, round(MISSED_DEADLINE_WINDOW_S * rate_hz)), max(1, round(1.0 / share))
+
+
+@njit(cache=True, nogil=True)
+def start_deadlines(cfg, ctl):
+    """A real-time run starts with the whole credit (one window's periods)."""
+    ctl[K_MISS_CREDIT] = int(cfg[C_MISS_WINDOW])
+
+
+@njit(cache=True, nogil=True)
+def spend_deadlines(cfg, ctl, periods, missed):
+    """Account ``periods`` periods (a tick's, and those skipped after it) of which ``missed`` missed their
+    deadline; True when the missed-deadline bound is exceeded (module docstring). No bound when
+    ``cfg[C_MISS_WINDOW]`` is 0."""
+    window = int(cfg[C_MISS_WINDOW])
+    if window <= 0:
+        return False
+    credit = min(ctl[K_MISS_CREDIT] + periods, window) - int(cfg[C_MISS_WEIGHT]) * missed
+    ctl[K_MISS_CREDIT] = credit
+    return credit < 0
 
 
 def request_realtime(priority: int = 80) -> str:

@@ -47,6 +47,8 @@ C_TR0 = 32           # transients: C_TR0 + TR_SLOT_SIZE * slot + TR_FIELDS * i +
 TR_EVENT_CODES = (1, 3, 5, 6)  # impact codes of the model kernels (hapticam.models.transients.EVENT_CODES)
 TR_FIELDS = 3        # gain (N per m/s), angular frequency (rad/s), decay time (s); gain 0: none
 TR_SLOT_SIZE = TR_FIELDS * len(TR_EVENT_CODES)
+C_MISS_WINDOW = 56   # missed-deadline bound: the most credit held, one window's periods (0: no bound; clock.py)
+C_MISS_WEIGHT = 57   # missed-deadline bound: periods of credit one missed deadline costs (1 / the share allowed)
 CFG_SIZE = 64
 
 # -- ctl (int64) -------------------------------------------------------------------------------------
@@ -69,6 +71,7 @@ K_ACTIVE = 15        # bit mask of interventions active at the last tick
 K_NEXT_DEADLINE = 16  # timed loop: next deadline (ns)
 K_PLEN0 = 17         # parameter length of slot 0 (K_PLEN0 + 1: slot 1)
 K_SLEN0 = 19         # state length of slot 0 (K_SLEN0 + 1: slot 1)
+K_MISS_CREDIT = 21   # missed-deadline bound: credit left, in periods (< 0: the loop stops)
 K_COUNT0 = 32        # K_COUNT0 + code: ticks during which event ``code`` acted
 CTL_SIZE = 64
 
@@ -136,12 +139,13 @@ EV_STOP = 11         # loop stopped (value: fault code or 0)
 EV_DEVICE_ERROR = 12  # the device reported a recoverable fault (value: its code): force zeroed this tick
 EV_DEVICE_FAULT = 13  # the device reported a fatal fault (value: its code): zero force, loop stopped
 EV_TRANSIENT = 14    # an impact started a transient pulse (value: its peak, N)
-N_EVENTS = 15
+EV_DEADLINES = 15    # more deadlines missed than the loop's bound allows: zero force, loop stopped (a fault)
+N_EVENTS = 16
 EVENT_NAMES = {EV_NAN: "nan", EV_SATURATION: "saturation", EV_RATE: "rate-limit", EV_STALE: "stale-device",
                EV_OVERRUN: "overrun", EV_WORKSPACE: "workspace", EV_PASSIVITY: "passivity",
                EV_RAMP: "ramp-in", EV_SWAP: "model-swap", EV_SET_PARAM: "set-param", EV_STOP: "stop",
                EV_DEVICE_ERROR: "device-error", EV_DEVICE_FAULT: "device-fault",
-               EV_TRANSIENT: "transient"}
+               EV_TRANSIENT: "transient", EV_DEADLINES: "missed-deadlines"}
 SAFETY_FLAG_SHIFT = 8
 #: Events that are interventions of the safety layer (counted per tick in K_COUNT0 + code).
 INTERVENTIONS = (EV_NAN, EV_SATURATION, EV_RATE, EV_STALE, EV_OVERRUN, EV_WORKSPACE, EV_PASSIVITY,

@@ -34,10 +34,12 @@ from hapticam.errors import ControlError, ModelValidationError, RenderError, Usa
 from hapticam.models.base import CompiledModel, Model
 from hapticam.models.edit import set_path
 from hapticam.progress import compiling
-from hapticam.render.clock import request_realtime
+from hapticam.render.clock import MISSED_DEADLINE_SHARE, deadline_bound, request_realtime
 from hapticam.render.display import DISPLAY_MODES, DisplayPlan, install_display
+from hapticam.render.gate import MODEL_COMPILE_S
 from hapticam.render.layout import (CFG_SIZE, CTL_SIZE, C_ALPHA_MAX, C_DEV_B, C_DF_MAX, C_DT, C_F_MAX,
-                                    C_MAX_TICKS, C_OVERRUN_TICKS, C_PASSIVITY, C_PERIOD_NS, C_PO_VMIN,
+                                    C_MAX_TICKS, C_MISS_WEIGHT, C_MISS_WINDOW, C_OVERRUN_TICKS, C_PASSIVITY,
+                                    C_PERIOD_NS, C_PO_VMIN,
                                     C_PROXY_B, C_PROXY_K, C_PROXY_M, C_PROXY_SUB, C_RAMP_S, C_SPIN_NS,
                                     C_STALE_TICKS, C_STOP_ON_NAN, C_VEL_BETA, C_WS_HI, C_WS_LO, EV_RAMP,
                                     HIST_BINS, K_PLEN0, K_RUNNING, K_SLEN0, K_SLOT, K_STOP, K_SWAP, K_TICK,
@@ -55,9 +57,8 @@ REALTIME_HINT = ("the servo thread runs with normal priority ({scheduling}), so 
                  "'sudo setcap cap_sys_nice+ep' on the Python interpreter (CAP_SYS_NICE).")
 MIN_RATE_HZ = 100.0
 MAX_RATE_HZ = 10_000.0
-#: a first run's compilation (s, one core) of the model kernels and of the servo loop around them: said
-#: while it runs (:mod:`hapticam.progress`)
-MODEL_COMPILE_S = 20.0
+#: a first run's compilation (s, one core) of the servo loop around the model kernels (those:
+#: :data:`hapticam.render.gate.MODEL_COMPILE_S`): said while it runs (:mod:`hapticam.progress`)
 SERVO_COMPILE_S = 10.0
 #: A model whose inertia (N per m/s^2) is below this is rendered without a proxy.
 MIN_PROXY_MASS_KG = 1e-6
@@ -82,6 +83,9 @@ class LoopConfig:
     ``clock_nanosleep`` on a virtual machine is tens of us typically and 100-300 us at its p99-p99.9,
     so the default spins 300 us: about 30 % of one core at 1 kHz, the whole core at 10 kHz (as
     CHAI3D's haptic thread, which never sleeps).
+    ``missed_deadline_share``: a real-time run stops with zero force (fault ``missed-deadlines``) once its missed
+    deadlines exceed this share of its periods by more than this share of one second's periods
+    (:mod:`hapticam.render.clock`); ``None``: no bound (a bench measuring stalls). The simulated clock has none.
     """
 
     rate_hz: float = 1000.0
@@ -95,6 +99,7 @@ class LoopConfig:
     display: str = "auto"
     realtime: bool = True
     priority: int = 80
+    missed_deadline_share: float | None = MISSED_DEADLINE_SHARE
 
     def checked(self) -> "LoopConfig":
         if not (MIN_RATE_HZ <= self.rate_hz <= MAX_RATE_HZ):
@@ -109,6 +114,9 @@ class LoopConfig:
             raise UsageError(f"display: expected one of {', '.join(DISPLAY_MODES)}, got {self.display!r}")
         if not (isinstance(self.spin_us, (int, float)) and math.isfinite(self.spin_us) and self.spin_us >= 0.0):
             raise UsageError(f"spin: must be a finite number of us >= 0, got {self.spin_us!r}")
+        share = self.missed_deadline_share
+        if share is not None and not (isinstance(share, (int, float)) and 0.0 < share < 1.0):
+            raise UsageError(f"missed-deadline share: must be a number between 0 and 1, got {share!r}")
         return self
 
 
@@ -190,6 +198,8 @@ class ServoLoop:
         cfg[C_STOP_ON_NAN] = s["stop_on_nan"]
         cfg[C_VEL_BETA] = velocity_beta(c.velocity_cutoff_hz, self.dt_s)
         cfg[C_DEV_B] = self.device.spec.damping_N_s_per_m
+        if c.missed_deadline_share is not None:
+            cfg[C_MISS_WINDOW], cfg[C_MISS_WEIGHT] = deadline_bound(self.rate_hz, c.missed_deadline_share)
 
     def _compiled(self, model: Model | CompiledModel) -> CompiledModel:
         compiled = model.compile() if isinstance(model, Model) else model

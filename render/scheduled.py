@@ -21,7 +21,9 @@ on its loop thread instead of the timed loop:
 
 Timing: the vendor's thread sets the deadlines, so a tick's lateness is its start's delay past one
 period after the previous tick's start, ``late = max(gap - T, 0)`` (histogram and ring as in the timed
-loop); a gap longer than 1.5 periods counts the periods it lost as missed (and skipped).
+loop); a gap longer than 1.5 periods counts the periods it lost as missed (and skipped). Missed deadlines
+beyond the loop's bound (:mod:`hapticam.render.clock`) stop the run as the timed loop's do: that tick writes
+zero force with the stop event (fault ``missed-deadlines``) and returns ``HD_CALLBACK_DONE``.
 
 Stopping: the tick that sees the stop flag (or the end of the duration) still opens the device's frame
 (``sense``), writes zero force with the loop's stop event and closes the frame (``actuate`` with
@@ -38,9 +40,9 @@ from numba import carray, cfunc, njit, types
 
 from hapticam.devices.base import IO_FORCE
 from hapticam.errors import RenderError
-from hapticam.render.clock import now_ns
-from hapticam.render.layout import (C_DT, C_MAX_TICKS, C_PERIOD_NS, EV_DEVICE_FAULT, EV_STOP, HIST_BIN_NS,
-                                    HIST_BINS, K_COUNT0, K_FAULT, K_LATE_MAX_NS, K_LATE_SUM_NS, K_MISSES,
+from hapticam.render.clock import now_ns, spend_deadlines, start_deadlines
+from hapticam.render.layout import (C_DT, C_MAX_TICKS, C_PERIOD_NS, EV_DEADLINES, EV_DEVICE_FAULT, EV_STOP,
+                                    HIST_BIN_NS, HIST_BINS, K_COUNT0, K_FAULT, K_LATE_MAX_NS, K_LATE_SUM_NS, K_MISSES,
                                     K_RUNNING, K_SKIPPED, K_STOP, K_T_FIRST_NS, K_T_LAST_NS, K_TICK, RING_COLS,
                                     SBUF_ROWS)
 from hapticam.render.safety import device_write_status, log_event
@@ -69,12 +71,14 @@ def _finish(k, io, ctl, events):
 
 @njit(cache=True, nogil=True)
 def _account_timing(t_start, cfg, ctl, hist, tim):
-    """Lateness of this tick's start against one period after the last one (ns); counts lost periods."""
+    """Lateness of this tick's start against one period after the last one (ns); counts lost periods and
+    sets the stop flag (fault ``missed-deadlines``) beyond the missed-deadline bound."""
     period = int(cfg[C_PERIOD_NS])
     if ctl[K_RUNNING] == 0:                       # the first call: the reference for the next
         ctl[K_RUNNING] = 1
         ctl[K_T_FIRST_NS] = t_start
         tim[TIM_PREV] = t_start - period
+        start_deadlines(cfg, ctl)
     gap = t_start - tim[TIM_PREV]
     tim[TIM_PREV] = t_start
     late = max(gap - period, 0)                   # late = max(gap - T, 0)
@@ -83,10 +87,14 @@ def _account_timing(t_start, cfg, ctl, hist, tim):
     if late > ctl[K_LATE_MAX_NS]:
         ctl[K_LATE_MAX_NS] = late
     ctl[K_T_LAST_NS] = t_start
+    lost = 0
     if 2 * gap > 3 * period:                      # gap > 1.5 T: the periods it spans, less one, were lost
         lost = (gap + period // 2) // period - 1
         ctl[K_MISSES] += lost
         ctl[K_SKIPPED] += lost
+    if spend_deadlines(cfg, ctl, 1 + lost, lost) and ctl[K_FAULT] == 0:
+        ctl[K_FAULT] = EV_DEADLINES
+        ctl[K_STOP] = 1
     return late
 
 
@@ -119,6 +127,12 @@ def _servo_tick(table):
         return HD_CALLBACK_DONE
     t_start = now_ns(tim)
     late = _account_timing(t_start, cfg, ctl, hist, tim)
+    if ctl[K_STOP] != 0:                      # beyond the missed-deadline bound: this tick is the last
+        sense_fn(dstate, io)
+        _finish(k, io, ctl, events)
+        actuate_fn(dstate, io, 0.0)
+        tim[TIM_DONE] = 1
+        return HD_CALLBACK_DONE
     status = sense_fn(dstate, io)
     step(k, late * 1e-3, status, io, cfg, ctl, srv, pbuf, sbuf, ring, events)
     device_write_status(k, actuate_fn(dstate, io, cfg[C_DT]), ctl, events)

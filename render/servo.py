@@ -8,7 +8,8 @@ diagnostics recorded per tick) and one device's ``sense(state, io)``/``actuate(s
 
 - ``run_timed``: our own timed loop on a dedicated (nogil) thread for polled devices: sleep until
   ``spin_ns`` before each deadline with ``clock_nanosleep``, spin on ``clock_gettime`` to the deadline,
-  sense, tick, actuate; count every overrun and keep a lateness histogram.
+  sense, tick, actuate; count every overrun and keep a lateness histogram; stop with zero force (fault
+  ``missed-deadlines``) when the misses exceed their bound (:mod:`hapticam.render.clock`).
 - ``run_sim``: the same on a simulated clock (no waiting), for devices whose clock is the loop's (the
   simulator): tests, verification and the demo.
 - ``make_callback()``: the tick as a numba ``cfunc`` with the C signature ``int cb(void *data)`` of
@@ -62,10 +63,11 @@ from numba.extending import intrinsic
 from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_FORCE_CMD, IO_HAS_V, IO_SEQ, IO_V,
                                    IO_X, ServoBinding)
 from hapticam.models.kernels import model_diag, model_flags, model_force, model_impact
-from hapticam.render.clock import now_ns, wait_until_ns
+from hapticam.render.clock import now_ns, spend_deadlines, start_deadlines, wait_until_ns
 from hapticam.render.layout import (C_DF_MAX, C_DISP_K, C_DT, C_F_MAX, C_MAX_TICKS, C_PERIOD_NS, C_PROXY_B,
                                     C_PROXY_K, C_PROXY_M, C_PROXY_SUB, C_SPIN_NS, C_STALE_TICKS, C_VEL_BETA,
-                                    EV_SET_PARAM, EV_STOP, EV_SWAP, EV_TRANSIENT, HIST_BINS, HIST_BIN_NS, K_COUNT0,
+                                    EV_DEADLINES, EV_SET_PARAM, EV_STOP, EV_SWAP, EV_TRANSIENT, HIST_BINS,
+                                    HIST_BIN_NS, K_COUNT0,
                                     K_FAULT, K_LATE_MAX_NS, K_LATE_SUM_NS, K_MISSES, K_MISS_RUN, K_NEXT_DEADLINE,
                                     K_RUNNING, K_SKIPPED, K_SLEN0, K_SLOT, K_STALE_RUN, K_STOP, K_SWAP, K_TICK,
                                     K_T_FIRST_NS, K_T_LAST_NS, RING_COLS, R_AUX0, R_AUX1, R_DIAG0, R_DIAG1, R_F,
@@ -265,6 +267,7 @@ def _run_timed(io, cfg, ctl, srv, pbuf, sbuf, ring, events, hist, dstate, ts):
     max_ticks = int(cfg[C_MAX_TICKS])
     k = ctl[K_TICK]
     ctl[K_RUNNING] = 1
+    start_deadlines(cfg, ctl)
     deadline = now_ns(ts) + period
     ctl[K_T_FIRST_NS] = deadline
     while ctl[K_STOP] == 0 and (max_ticks < 0 or k < max_ticks):
@@ -283,16 +286,22 @@ def _run_timed(io, cfg, ctl, srv, pbuf, sbuf, ring, events, hist, dstate, ts):
         k += 1
         deadline += period
         t_end = now_ns(ts)
+        lost = 0
+        missed = 0
         if t_end > deadline:                    # the tick ran past its period: a missed deadline
             ctl[K_MISSES] += 1
             ctl[K_MISS_RUN] += 1
             lost = (t_end - deadline) // period  # whole periods already gone are skipped
+            missed = 1 + lost
             if lost > 0:
                 ctl[K_MISSES] += lost
                 ctl[K_SKIPPED] += lost
                 deadline += lost * period
         else:
             ctl[K_MISS_RUN] = 0
+        if spend_deadlines(cfg, ctl, 1 + lost, missed) and ctl[K_FAULT] == 0:
+            ctl[K_FAULT] = EV_DEADLINES         # beyond the missed-deadline bound: stop, zero force below
+            ctl[K_STOP] = 1
     finish(k, io, ctl, events)                  # zero force: the device's last command
     actuate_fn(dstate, io, 0.0)
     return k

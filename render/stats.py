@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from hapticam.render.clock import MISSED_DEADLINE_SHARE
 from hapticam.render.layout import (EV_TRANSIENT, EVENT_NAMES, HIST_BIN_NS, INTERVENTIONS, K_COUNT0, K_EV_HEAD,
                                     K_FAULT, K_LATE_MAX_NS, K_MISSES, K_SKIPPED, K_T_FIRST_NS, K_T_LAST_NS, K_TICK,
                                     S_EOUT)
@@ -69,8 +70,17 @@ class LoopStats:
         lines.append(f"energy out into the hand {1e3 * self.energy_out_J:.3g} mJ"
                      + (f"; transients {self.transients}" if self.transients else ""))
         if self.fault:
-            lines.append(f"FAULT: {self.fault}")
+            lines.append(f"FAULT: {self.fault_text()}")
         return "\n".join(lines)
+
+    def fault_text(self) -> str | None:
+        """The fault that stopped the loop, with its cause where the name alone does not say it."""
+        if self.fault != "missed-deadlines":
+            return self.fault
+        share = f"{MISSED_DEADLINE_SHARE:.0%}"
+        return (f"missed-deadlines: {self.misses} of {self.ticks + self.skipped} periods missed their deadline, more "
+                f"than the loop allows ({share} of its periods, and a burst of {share} of a second's); force zeroed "
+                f"and the loop stopped: the model's simulation or this machine cannot keep {self.rate_hz:g} Hz")
 
 
 def hist_percentile_us(hist: np.ndarray, q: float) -> float:

