@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, ClassVar, NamedTuple
 
 from hapticam.errors import DeviceError
 
@@ -250,6 +250,16 @@ class Device:
     spec: DeviceSpec
     #: the cause of each status code this adapter's binding returns (> 0 recoverable, < 0 fatal), in words
     status_causes: dict[int, str] = {}
+    #: True for a device whose own servo thread calls the tick (the Phantom's HDAPI scheduler): the loop then
+    #: registers its step with the device (:mod:`hapticam.render.scheduled`) instead of pacing it on the wall
+    #: clock, and the loop's own real-time scheduling does not matter. False: the loop paces the device.
+    external_clock: ClassVar[bool] = False
+    #: on an external clock, how long (s) the device's scheduler may go without calling the tick before the
+    #: loop stops with the fault ``device-fault``; an adapter may set it per device (the Phantom's ``silence_ms``)
+    servo_silence_s: float = 0.2
+    #: True for a device that moves in 3-D and renders along an axis of its own frame (the Phantom): it takes
+    #: render's ``--axis`` and ``--origin`` (``axis`` and ``origin_mm`` of :meth:`from_options`)
+    renders_along_axis: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._open_flag = False
@@ -336,6 +346,14 @@ class Device:
         if address:
             raise DeviceError(f"device {cls.__name__} takes no address (got {address!r})")
         return cls()
+
+    @classmethod
+    def driver_status(cls) -> tuple[bool, str, str]:
+        """``(present, what was found or is missing, how to install it)`` for ``hapticam devices``. The default,
+        for an adapter whose module imported and that needs nothing more: ``(True, "", "")`` (the listing
+        then says whether it is built in or comes from an extra or a plugin). An adapter with a driver of
+        its own (a vendor library) overrides it to look for the driver without opening a device."""
+        return True, "", ""
 
     def status_text(self, code: int) -> str:
         """What the status ``code`` of this device's ``sense``/``actuate`` means, in words, with the code in

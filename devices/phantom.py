@@ -102,6 +102,7 @@ class PhantomDevice(Device):
     """
 
     external_clock = True
+    renders_along_axis = True
     #: the device's HDAPI errors, and the loop's code (hapticam.render.scheduled.SILENT_FAULT) for a scheduler
     #: that stopped calling the tick
     status_causes = {**hd.status_causes(), SCHEDULER_SILENT: "the device's scheduler stopped calling the servo "
