@@ -232,34 +232,38 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def device_drivers() -> list[dict[str, Any]]:
-    """One entry per registered adapter: name, class, pip extra, whether its driver is present, what was
-    found or is missing, and how to install it (an adapter's ``driver_status()`` when it has one)."""
-    from hapticam.devices.registry import ADAPTERS, device_class
-    from hapticam.errors import DependencyMissingError
+    """One entry per registered adapter, built in or a plugin's: name, class, pip extra, whether its driver
+    is present, what was found or is missing, and how to install it (the adapter's ``driver_status()``).
+    A plugin that cannot be loaded is listed as missing, with the reason."""
+    from hapticam.devices.registry import ADAPTERS, available_devices, device_class
+    from hapticam.errors import DependencyMissingError, DeviceError
+    from hapticam.plugins import DEVICE_GROUP, origin, plugins
 
+    plugged = {name: entry for name, entry in plugins(DEVICE_GROUP).items() if name not in ADAPTERS}
     out = []
-    for name in sorted(ADAPTERS):
-        target, extra = ADAPTERS[name]
-        entry: dict[str, Any] = {"name": name, "adapter": target, "extra": extra or None}
+    for name in available_devices():
+        target, extra = ADAPTERS[name] if name in ADAPTERS else (plugged[name].value, "")
+        entry: dict[str, Any] = {"name": name, "adapter": target, "extra": extra or None, "plugin": name in plugged}
         pip_hint = f"pip install 'hapticam[{extra}]'" if extra else ""
         try:
             cls = device_class(name)
-        except DependencyMissingError as exc:
+        except (DependencyMissingError, DeviceError) as exc:
             entry.update(present=False, detail=str(exc), install=pip_hint)
         else:
-            status = getattr(cls, "driver_status", None)
-            present, detail, install = status() if status else (True, "built in" if not extra else "installed", "")
-            entry.update(present=present, detail=detail, install=install or ("" if present else pip_hint))
+            present, detail, install = cls.driver_status()
+            source = f"plugin from {origin(plugged[name])}" if name in plugged else "installed" if extra else "built in"
+            entry.update(present=present, detail=detail or source, install=install or ("" if present else pip_hint))
         out.append(entry)
     return out
 
 
 def _devices_table(data: dict[str, Any]) -> str:
-    lines = [f"{'device':<9}{'driver':<9}details"]
+    width = max([9] + [len(d["name"]) + 2 for d in data["devices"]])      # a plugin's name may be longer
+    lines = [f"{'device':<{width}}{'driver':<9}details"]
     for d in data["devices"]:
-        lines.append(f"{d['name']:<9}{'present' if d['present'] else 'MISSING':<9}{d['detail']}")
+        lines.append(f"{d['name']:<{width}}{'present' if d['present'] else 'MISSING':<9}{d['detail']}")
         if not d["present"] and d["install"]:
-            lines.append(f"{'':<18}install: {d['install']}")
+            lines.append(f"{'':<{width + 9}}install: {d['install']}")
     return "\n".join(lines)
 
 

@@ -28,10 +28,14 @@ kind is added in these places:
    where they differ from the defaults also :meth:`Model.handle_stiffnesses` (a ``_Npm`` parameter that is
    not N/m at the handle), :meth:`Model.passivity_of_sum` (parts of the kind that make up for one
    another when summed) and ``impact_events`` (the impacts its kernel reports);
-2. here: its ``KIND_...`` code;
+2. here: its ``KIND_...`` code, in :data:`KERNEL_CODES`;
 3. :mod:`hapticam.models.kernels`: its numba kernel ``f(p, s, x, v, a, dt)`` in ``model_force``'s dispatch
    (and in ``model_flags``, ``model_diag`` or ``model_impact`` if it reports flags, diagnostics or impacts);
-4. :mod:`hapticam.models.acceptance`: an import of its module, so that the model files know its name.
+4. :mod:`hapticam.models.registry`: its name and class in ``BUILTIN_KINDS``, so that the model files know it.
+
+A kind from another distribution brings no kernel: it is declared through the entry point group
+``hapticam.models`` and renders as a sum of built-in kinds (:mod:`hapticam.models.registry` states what
+it provides).
 """
 
 from __future__ import annotations
@@ -47,7 +51,6 @@ import numpy as np
 from hapticam.errors import ModelValidationError
 from hapticam.models.passivity import PassivityReport, combined
 from hapticam.models.ranges import Range
-from hapticam.models.validation import excerpt
 
 HEADER_FIELDS = 5
 
@@ -57,6 +60,9 @@ KIND_CONTACT = 2
 KIND_FRICTION = 3
 KIND_HYBRID_KEY = 4
 KIND_END_STOPS = 5
+#: the codes :func:`hapticam.models.kernels.model_force` dispatches on (it returns NaN for any other): a kind
+#: from outside renders as leaves that have one of them (:mod:`hapticam.models.registry`)
+KERNEL_CODES = frozenset({KIND_IMPEDANCE, KIND_CONTACT, KIND_FRICTION, KIND_HYBRID_KEY, KIND_END_STOPS})
 
 #: the compiled force kernel ``model_force``, registered by :mod:`hapticam.models.kernels` at import
 FORCE_KERNEL: list[Callable[..., float]] = []
@@ -261,11 +267,9 @@ def _plain_equal(a: Any, b: Any) -> bool:
 
 
 def model_from_dict(kind: str, parameters: dict[str, Any]) -> Model:
-    """Build a model of the named ``kind`` from its parameter mapping (every kind module registers its
-    class when the ``hapticam.models`` package, which imports them all, is imported: before this module).
-    The physical ranges (:meth:`Model.check_ranges`) are the model files' and render's gate's to check."""
-    cls = MODEL_KINDS.get(kind)
-    if cls is None:
-        known = ", ".join(sorted(MODEL_KINDS))
-        raise ModelValidationError(f"kind: unknown model kind {excerpt(kind)} (known: {known})")
-    return cls.from_dict(parameters)
+    """Build a model of the named ``kind`` from its parameter mapping: a built-in kind, one defined in this
+    process or a plugin's (:func:`hapticam.models.registry.kind_class`, which imports this module: it is
+    loaded on first use, as the kernels are). The physical ranges (:meth:`Model.check_ranges`) are the model
+    files' and render's gate's to check."""
+    registry = importlib.import_module("hapticam.models.registry")
+    return registry.kind_class(kind).from_dict(parameters)

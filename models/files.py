@@ -4,7 +4,7 @@ A model file is a mapping with exactly these fields::
 
     format: hapticam-model        # fixed
     schema_version: 1             # integer; files from a newer schema are refused
-    kind: composite               # a model kind (hapticam.models.MODEL_KINDS)
+    kind: composite               # a model kind: built in or a plugin's (hapticam.models.registry)
     parameters: {...}             # the model's to_dict(), SI units
     provenance:                   # where the model came from
       created: "2026-11-21T12:00:00Z"

@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from hapticam.devices.base import IO_FORCE, IO_SIZE, IO_X
-from hapticam.devices.registry import open_device
+from hapticam.devices.registry import EMULATED_ADAPTERS, open_device
 from hapticam.devices.users import press
 from hapticam.models.kernels import model_force
 from hapticam.render.clock import now_ns, request_realtime
@@ -293,7 +293,8 @@ def format_table(r: dict[str, Any]) -> str:
 
 
 # -- devices on their emulators ------------------------------------------------------------------------------
-BENCH_DEVICES = ("phantom", "serial", "zmq")
+#: the adapters timed on their emulators: those the registry says have one
+BENCH_DEVICES = EMULATED_ADAPTERS
 
 
 def _pct(values_us: np.ndarray) -> dict[str, float]:
@@ -315,7 +316,7 @@ def _device_run(device: Any, model: Any, seconds: float, rate_hz: float = 1000.0
     late = rows[:, R_LATE]
     out = {"ticks": st.ticks, "missed": st.misses, "fault": st.fault, "lateness": _pct(late),
            "gap": _pct(1e6 / rate_hz + np.diff(late)), "scheduling": st.scheduling}
-    if getattr(device, "external_clock", False) is False and device.spec.name != "sim":
+    if not device.external_clock and device.spec.name != "sim":
         out["round_trip"] = _pct(np.maximum(rows[:, R_AUX1], 0.0) * 1e6 / rate_hz)
     return out
 

@@ -21,6 +21,7 @@ WHO_CONNECTS = ("without ADDRESS, only you (an ipc:// socket in a folder only yo
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
     """Add ``render``, ``monitor`` and ``bench render`` (``bench``: the ``hapticam bench`` group)."""
+    from hapticam.devices.registry import EMULATED_ADAPTERS
     from hapticam.render.endpoints import default_endpoint
 
     p = sub.add_parser("render", help="render a model on a haptic device (1 kHz servo loop)",
@@ -93,7 +94,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     b.add_argument("--seconds", type=float, default=10.0, help="seconds per run (default 10)")
     b.add_argument("--plot", metavar="PNG", default=None,
                    help="also draw the loops' lateness distributions (fraction of ticks later than each lateness)")
-    b.add_argument("--device", choices=("phantom", "serial", "zmq"), default=None,
+    b.add_argument("--device", choices=EMULATED_ADAPTERS, default=None,
                    help="time a device adapter on its emulator beside the simulator (tick gap, round trip, lateness)")
     b.set_defaults(func=_cmd_bench)
 
@@ -108,10 +109,11 @@ def _auth_options(p: argparse.ArgumentParser, what: str) -> None:
 
 def _device(args: argparse.Namespace) -> Any:
     """The render's device (not opened) from ``--device`` and the options adapters take."""
-    from hapticam.devices.registry import device_from_spec
+    from hapticam.devices.registry import device_class, device_from_spec
     from hapticam.devices.users import make_user
 
-    if (args.axis is not None or args.origin is not None) and not str(args.device).startswith("phantom"):
+    axis_given = args.axis is not None or args.origin is not None
+    if axis_given and not device_class(str(args.device).partition(":")[0]).renders_along_axis:
         raise UsageError(f"--axis and --origin choose the axis of a 3-D device (phantom); --device {args.device} has one")
     user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
     return device_from_spec(args.device, user=user, seed=args.seed, axis=args.axis, origin_mm=args.origin)
@@ -198,7 +200,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
                                     "hygiene": report.hygiene, "warnings": gate_warnings})))
         return 1 if report.stats.fault else 0
     print(report.stats.summary())
-    if args.realtime and not report.stats.scheduling.startswith("SCHED_FIFO") and not getattr(device, "external_clock", False):
+    if args.realtime and not report.stats.scheduling.startswith("SCHED_FIFO") and not device.external_clock:
         from hapticam.render.loop import REALTIME_HINT
 
         print("note: " + REALTIME_HINT.format(scheduling=report.stats.scheduling), file=sys.stderr)
