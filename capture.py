@@ -21,6 +21,7 @@ sample after a step lies inside the range spanned by its neighbours on both side
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,9 @@ import numpy as np
 
 from hapticam.errors import CaptureError
 
-MAX_SAMPLES = 50_000_000
+#: the most samples a capture may hold: 10 million (2.8 h at 1 kHz, the most the probe records), so that a
+#: capture of t, x and F loads in a few seconds and under 500 MB (readers refuse more before allocating)
+MAX_SAMPLES = 10_000_000
 MIN_SAMPLES = 20
 #: the 99th percentile of |dt / median(dt) - 1| above which differentiation is refused
 MAX_DT_JITTER = 0.5
@@ -42,8 +45,9 @@ _TIME_UNITS = ((1e-3, "milliseconds (name the column t_ms)"), (1e-6, "microsecon
 #: the largest magnitude (SI units) of a position, force, velocity or acceleration sample: no probe measures
 #: more, and the fits square and sum the samples (1e300 N overflows to inf in them)
 MAX_MAGNITUDE = 1e12
-#: samples per block of the dropout scan (bounds its working memory to ~100 MB)
-DROPOUT_BLOCK = 1 << 20
+#: samples per block of the dropout scan and of the bounded-memory statistics (the noise, the median
+#: interval, percentiles: their working memory is ~15 MB at any length)
+DROPOUT_BLOCK = 1 << 18
 
 @dataclass
 class Capture:
@@ -108,7 +112,7 @@ class Capture:
     @property
     def dt_s(self) -> float:
         """Median sample interval (s)."""
-        return float(np.median(np.diff(self.t_s)))
+        return median_of_blocks(_intervals_of(self.t_s), self.n - 1)
 
     @property
     def sample_rate_hz(self) -> float:
@@ -139,9 +143,11 @@ class Capture:
         else:
             travel = f"x {1e3 * self.x_m.min():.4g} to {1e3 * self.x_m.max():.4g} mm, force"
             unit = "N"
+        valid = self.valid
+        force = self.f_N if valid.all() else self.f_N[valid]
         return (f"{self.name}: {self.n} samples over {self.t_s[-1] - self.t_s[0]:.3g} s at "
-                f"{self.sample_rate_hz:.4g} Hz, {travel} {self.f_N[self.valid].min():.4g} to "
-                f"{self.f_N[self.valid].max():.4g} {unit}, {self.dropouts.size} dropout(s) excluded")
+                f"{self.sample_rate_hz:.4g} Hz, {travel} {force.min():.4g} to "
+                f"{force.max():.4g} {unit}, {self.dropouts.size} dropout(s) excluded")
 
     # -- validation ---------------------------------------------------------------------------------
     def validate(self) -> None:
@@ -171,19 +177,17 @@ class Capture:
             raise CaptureError(f"{name}: only {n} samples; at least {MIN_SAMPLES} are needed")
         if n > MAX_SAMPLES:
             raise CaptureError(f"{name}: {n} samples exceed the limit of {MAX_SAMPLES}")
-        dt = np.diff(self.t_s)
-        bad = np.flatnonzero(dt <= 0)
-        if bad.size:
-            i = int(bad[0]) + 1
-            what = "duplicated" if dt[bad[0]] == 0 else "decreasing"
-            raise CaptureError(f"{name}: time is {what} at sample {i} (t_s {float(self.t_s[i - 1])!r} then "
-                               f"{float(self.t_s[i])!r}); time must increase strictly")
-        med = float(np.median(dt))
+        intervals = _intervals_of(self.t_s)             # block by block: memory does not grow with n
+        for start, dt in zip(range(0, n - 1, DROPOUT_BLOCK), intervals()):
+            bad = np.flatnonzero(dt <= 0)
+            if bad.size:
+                i = start + int(bad[0]) + 1
+                what = "duplicated" if dt[bad[0]] == 0 else "decreasing"
+                raise CaptureError(f"{name}: time is {what} at sample {i} (t_s {float(self.t_s[i - 1])!r} then "
+                                   f"{float(self.t_s[i])!r}); time must increase strictly")
+        med = median_of_blocks(intervals, n - 1)
         check_time_unit(name, med, float(self.t_s[-1] - self.t_s[0]), n, self.metadata)
-        dt /= med                                        # |dt / median(dt) - 1|, in place (bounded memory)
-        dt -= 1.0
-        np.abs(dt, out=dt)
-        jitter = float(np.percentile(dt, 99, overwrite_input=True))
+        jitter = percentile_of_blocks(lambda: (np.abs(dt / med - 1.0) for dt in intervals()), n - 1, 99)
         if jitter > MAX_DT_JITTER:
             raise CaptureError(f"{name}: sample times too irregular to differentiate (1 % of intervals "
                                f"deviate from the median {med:.4g} s by more than {100 * jitter:.0f} %); "
@@ -247,12 +251,15 @@ def noise_scale(f: np.ndarray) -> float:
     """Robust white-noise standard deviation of ``f`` from its second differences.
 
     For white noise of deviation s, ``f[i+1] - 2 f[i] + f[i-1]`` has deviation ``s sqrt(6)``; the
-    median absolute value of a normal variable is 0.6745 of its deviation (MAD estimator).
+    median absolute value of a normal variable is 0.6745 of its deviation (MAD estimator). The second
+    differences are formed and ranked block by block (:func:`median_of_blocks`), so the working memory
+    does not grow with ``f``.
     """
     if f.size < 3:
         return 0.0
-    d2 = np.diff(f, 2)
-    return float(np.median(np.abs(d2)) / 0.6745 / np.sqrt(6.0))
+    second = [(start, start + DROPOUT_BLOCK + 2) for start in range(0, f.size - 2, DROPOUT_BLOCK)]
+    median = median_of_blocks(lambda: (np.abs(np.diff(np.diff(f[a:b]))) for a, b in second), f.size - 2)
+    return float(median / 0.6745 / np.sqrt(6.0))
 
 
 def detect_dropouts(f_N: np.ndarray, *, half_window: int = 5, noise_multiple: float = 20.0,
@@ -271,23 +278,140 @@ def detect_dropouts(f_N: np.ndarray, *, half_window: int = 5, noise_multiple: fl
     if n < 2 * half_window + 1:
         return np.zeros(0, dtype=np.int64)
     w = half_window
-    # neighbours of i: f[i-w .. i-1] and f[i+1 .. i+w], padded by edge reflection of the window
-    padded = np.concatenate([f[w:0:-1], f, f[-2:-w - 2:-1]])
-    p1, p99 = np.percentile(f, [1, 99])
+    p1, p99 = (percentile_of_blocks(_blocks_of(f), n, q) for q in (1, 99))
     floor = max(noise_multiple * noise_scale(f), range_fraction * float(p99 - p1))
-    found = [_dropouts_in(padded, f, start, min(start + DROPOUT_BLOCK, n), w, floor)
+    found = [_dropouts_in(f, start, min(start + DROPOUT_BLOCK, n), w, floor)
              for start in range(0, n, DROPOUT_BLOCK)]
     return np.concatenate(found).astype(np.int64)
 
 
-def _dropouts_in(padded: np.ndarray, f: np.ndarray, start: int, stop: int, w: int, floor: float) -> np.ndarray:
-    """:func:`detect_dropouts` for samples ``start:stop`` (a block, so memory is bounded)."""
-    offsets = [o for o in range(-w, w + 1) if o != 0]
-    neigh = np.stack([padded[w + o + start: w + o + stop] for o in offsets], axis=1)
-    neigh.sort(axis=1)
-    lo = neigh[:, 1]
-    hi = neigh[:, -2]
-    margin = np.maximum(hi - lo, floor)
+def _dropouts_in(f: np.ndarray, start: int, stop: int, w: int, floor: float) -> np.ndarray:
+    """:func:`detect_dropouts` for samples ``start:stop`` (a block, so memory is bounded).
+
+    The trimmed range is kept as running two smallest and two largest neighbours (elementwise, one
+    neighbour offset at a time): the same values as sorting the ``2 w`` neighbours of each sample."""
+    size = stop - start
+    near = _reflected(f, start - w, stop + w)          # neighbours of f[start + j]: near[j .. j + 2 w]
+    lo1, lo2 = np.full(size, np.inf), np.full(size, np.inf)          # smallest, second smallest
+    hi1, hi2 = np.full(size, -np.inf), np.full(size, -np.inf)        # largest, second largest
+    scratch = np.empty(size)
+    for o in (o for o in range(-w, w + 1) if o != 0):
+        s = near[w + o: w + o + size]
+        np.minimum(lo2, np.maximum(lo1, s, out=scratch), out=lo2)
+        np.minimum(lo1, s, out=lo1)
+        np.maximum(hi2, np.minimum(hi1, s, out=scratch), out=hi2)
+        np.maximum(hi1, s, out=hi1)
+    margin = np.maximum(np.subtract(hi2, lo2, out=scratch), floor, out=scratch)
     seg = f[start:stop]
-    flagged = (seg < lo - margin) | (seg > hi + margin)
+    flagged = (seg < lo2 - margin) | (seg > hi2 + margin)
     return np.flatnonzero(flagged) + start
+
+
+def _reflected(f: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """``f[lo:hi]`` with indices outside ``0 .. n-1`` mirrored about the end samples: index ``-k`` reads
+    ``f[k]`` and index ``n - 1 + k`` reads ``f[n - 1 - k]`` (``n > hi - lo`` assumed)."""
+    n = f.size
+    parts = [f[max(lo, 0):min(hi, n)]]
+    if lo < 0:
+        parts.insert(0, f[-lo:0:-1])
+    if hi > n:
+        parts.append(f[n - 2:2 * n - 2 - hi:-1])
+    return np.concatenate(parts)
+
+
+# -- order statistics in bounded memory --------------------------------------------------------------
+#: about this many values are sampled to bracket an order statistic
+BRACKET_SAMPLE = 1 << 16
+#: the most values gathered inside a bracket; beyond it the statistic is taken from one full copy
+BRACKET_GATHER = 1 << 20
+
+
+def _blocks_of(values: np.ndarray) -> Callable[[], Iterator[np.ndarray]]:
+    """``values`` as consecutive views of ``DROPOUT_BLOCK`` samples (a new iterator on each call)."""
+    return lambda: (values[start:start + DROPOUT_BLOCK] for start in range(0, values.size, DROPOUT_BLOCK))
+
+
+def _intervals_of(t: np.ndarray) -> Callable[[], Iterator[np.ndarray]]:
+    """``numpy.diff(t)`` block by block (a new iterator on each call)."""
+    return lambda: (np.diff(t[start:start + DROPOUT_BLOCK + 1]) for start in range(0, t.size - 1, DROPOUT_BLOCK))
+
+
+def order_statistics_of_blocks(blocks: Callable[[], Iterator[np.ndarray]], n: int,
+                               ranks: tuple[int, ...]) -> list[float]:
+    """The values at 0-based ``ranks`` in ascending order of the ``n`` values that ``blocks()`` yields block
+    by block (each call yields the same values), exactly what sorting them would give.
+
+    About ``BRACKET_SAMPLE`` values drawn at random (a fixed seed) bracket the ranks with a margin; one
+    more pass counts the values below the bracket, counts those equal to a sampled value inside it (ties,
+    however many, cost no memory) and gathers the others. Working memory is the sample and at most
+    ``BRACKET_GATHER`` gathered values; a bracket that misses a rank or holds more falls back to
+    partitioning one full copy (the same values)."""
+    rng = np.random.default_rng(0)
+    share = BRACKET_SAMPLE / n
+    sample = np.sort(np.concatenate([block.copy() if share >= 1 else
+                                     block[rng.integers(0, block.size, size=max(1, round(block.size * share)))]
+                                     for block in blocks()]))
+    margin = 4 * int(np.sqrt(sample.size)) + 8
+    first = max(0, min(ranks) * sample.size // n - margin)
+    stop = max(ranks) * sample.size // n + margin + 1
+    ties = np.unique(sample[first:stop])
+    # a bracket that reaches an end of the sample is open there (the smallest and largest values were
+    # perhaps not drawn)
+    found = _bracketed(blocks, ranks, ties, ties[0] if first > 0 else -np.inf,
+                       ties[-1] if stop < sample.size else np.inf)
+    if found is None:
+        full = np.concatenate(list(blocks()))
+        full.partition(list(ranks))
+        found = [float(full[r]) for r in ranks]
+    return found
+
+
+def _bracketed(blocks: Callable[[], Iterator[np.ndarray]], ranks: tuple[int, ...], ties: np.ndarray,
+               lo: float, hi: float) -> list[float] | None:
+    """The values at ``ranks`` if the bracket ``[lo, hi]`` holds them all and at most ``BRACKET_GATHER``
+    values other than ``ties`` (sorted distinct values inside it, counted), else None (one pass)."""
+    below = gathered = 0
+    tie_counts = np.zeros(ties.size, dtype=np.int64)
+    others = []
+    for block in blocks():
+        below += int(np.count_nonzero(block < lo))
+        inside = block[(block >= lo) & (block <= hi)]
+        at = np.minimum(np.searchsorted(ties, inside), ties.size - 1)
+        tied = ties[at] == inside
+        tie_counts += np.bincount(at[tied], minlength=ties.size)
+        others.append(inside[~tied])
+        gathered += others[-1].size
+        if gathered > BRACKET_GATHER:
+            return None
+    values = np.concatenate([ties, *others])
+    order = np.argsort(values, kind="stable")
+    values = values[order]
+    ends = np.cumsum(np.concatenate([tie_counts, np.ones(gathered, dtype=np.int64)])[order])
+    found = []
+    for rank in ranks:
+        k = rank - below                        # rank among the values in the bracket
+        if not 0 <= k < ends[-1]:
+            return None
+        found.append(float(values[np.searchsorted(ends, k, side="right")]))
+    return found
+
+
+def median_of_blocks(blocks: Callable[[], Iterator[np.ndarray]], n: int) -> float:
+    """``numpy.median`` of the ``n`` values ``blocks()`` yields (the mean of the middle two when ``n`` is
+    even), in bounded memory (:func:`order_statistics_of_blocks`)."""
+    middle = order_statistics_of_blocks(blocks, n, (n // 2,) if n % 2 else (n // 2 - 1, n // 2))
+    return float(np.mean(np.array(middle)))
+
+
+def percentile_of_blocks(blocks: Callable[[], Iterator[np.ndarray]], n: int, q: float) -> float:
+    """``numpy.percentile(values, q)`` (its default linear interpolation, the same arithmetic) of the ``n``
+    values ``blocks()`` yields, in bounded memory (:func:`order_statistics_of_blocks`)."""
+    virtual = (n - 1) * (np.float64(q) / 100)               # numpy's index of the 'linear' method
+    below = int(np.floor(virtual))
+    if virtual >= n - 1 or below < 0:
+        rank = n - 1 if virtual >= n - 1 else 0
+        return order_statistics_of_blocks(blocks, n, (rank,))[0]
+    a, b = order_statistics_of_blocks(blocks, n, (below, below + 1))
+    gamma = virtual - below
+    step = b - a
+    return float(b - step * (1 - gamma) if gamma >= 0.5 else a + step * gamma)

@@ -27,10 +27,13 @@ Every problem raises :class:`~hapticam.errors.CaptureError` with one message nam
 or column, and what is wrong: missing columns, unknown units, malformed or truncated lines, files too large,
 a time column in the wrong unit (:func:`hapticam.capture.check_time_unit`).
 
-Bounds: pipes and devices are refused before they are opened; CSV is read in chunks
-(:mod:`hapticam.capture_csv`: 10 million rows in seconds and a few hundred MB); an ``.npz`` member is
+Bounds: a capture holds at most :data:`hapticam.capture.MAX_SAMPLES` samples (10 million) in a file of
+at most ``MAX_CAPTURE_BYTES``. Pipes and devices are refused before they are opened; a CSV file's lines
+are counted before it is parsed in chunks (:mod:`hapticam.capture_csv`: 10 million rows of t, x, F in
+seconds and 0.25 GB of columns); an ``.npz`` file is read from disk member by member, and a member is
 expanded only if the capture uses it and its zip entry and ``.npy`` header say it fits the capture
-limits (no zip bomb gets past its directory).
+limits (no zip bomb or oversized array gets past its directory and header). Over-limit files are refused
+before their columns are allocated.
 """
 
 from __future__ import annotations
@@ -46,13 +49,13 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.capture import Capture
+from hapticam.capture import MAX_SAMPLES, Capture
 from hapticam.capture_columns import (RECORDING_FLAGS, ROTARY_SI_NAMES, SAFETY_FLAG_SHIFT, SI_NAMES,  # noqa: F401
                                       axis_of, columns_axis, map_columns, parse_column, time_if_absent,
                                       torque_if_absent)
 from hapticam.capture_csv import MAX_CAPTURE_BYTES, read_csv
 from hapticam.errors import CaptureError
-from hapticam.fileio import atomic_write, json_safe, read_limited
+from hapticam.fileio import atomic_write, json_safe, open_regular
 
 MAX_METADATA_BYTES = 1024 * 1024
 
@@ -71,10 +74,10 @@ def load_capture(path: str | os.PathLike[str], *, detect: bool = True) -> Captur
     if suffix not in (".csv", ".txt", ".npz"):
         raise CaptureError(f"{p}: unknown capture file type {suffix or '(none)'!r}; use .csv or .npz")
     if suffix == ".npz":
-        data = read_limited(p, MAX_CAPTURE_BYTES, error=CaptureError, what="capture file")
-        sha = hashlib.sha256(data).hexdigest()
-        cols, meta, notes = _parse_npz(os.fspath(p), data)
-        del data
+        fh, _size = open_regular(p, MAX_CAPTURE_BYTES, error=CaptureError, what="capture file")
+        with fh:
+            sha = _file_sha256(os.fspath(p), fh)
+            cols, meta, notes = _parse_npz(os.fspath(p), fh)
     else:
         cols, meta, notes, sha = read_csv(p)
     cap = Capture.from_arrays(cols["t"], cols["x"], cols["f"], cols.get("v"), cols.get("a"),
@@ -87,12 +90,23 @@ def load_capture(path: str | os.PathLike[str], *, detect: bool = True) -> Captur
     return cap
 
 
-def _npz_arrays(where: str, zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> dict[str, np.ndarray]:
-    """The members a capture uses (known columns and ``metadata_json``), each checked from its zip entry and
-    ``.npy`` header before it is decompressed: 1-D numbers, at most ``MAX_SAMPLES``, and together at
-    most ``MAX_CAPTURE_BYTES`` expanded (what a CSV capture may hold). Other members are never expanded."""
-    from hapticam.capture import MAX_SAMPLES
+def _file_sha256(where: str, fh: Any) -> str:
+    """SHA-256 of an open binary file's bytes, read in 16 MiB blocks; the file is rewound."""
+    digest = hashlib.sha256()
+    try:
+        while block := fh.read(16 * 1024 * 1024):
+            digest.update(block)
+        fh.seek(0)
+    except OSError as exc:
+        raise CaptureError(f"{where}: cannot read ({exc.strerror or exc})") from exc
+    return digest.hexdigest()
 
+
+def _npz_arrays(where: str, zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> dict[str, np.ndarray]:
+    """The members a capture uses (known columns and ``metadata_json``), all checked from their zip entries
+    and ``.npy`` headers before any is decompressed: column names that map to one capture, at most
+    ``MAX_SAMPLES`` values each, and together at most ``MAX_CAPTURE_BYTES`` expanded (what a CSV capture
+    may hold). Other members are never expanded."""
     wanted = []
     for info in infos:
         key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
@@ -106,21 +120,12 @@ def _npz_arrays(where: str, zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -
     if total > MAX_CAPTURE_BYTES:
         raise CaptureError(f"{where}: the arrays would expand to {total:,} bytes, over the "
                            f"{MAX_CAPTURE_BYTES // 2**20} MiB a capture may hold")
+    map_columns(where, [key for key, _ in wanted if key != "metadata_json"])    # duplicates, missing columns
     arrays: dict[str, np.ndarray] = {}
     try:
         for key, info in wanted:
-            with zf.open(info) as fh:
-                version = np.lib.format.read_magic(fh)
-                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                               else np.lib.format.read_array_header_2_0)
-                shape, _fortran, dtype = read_header(fh)
-            limit = MAX_METADATA_BYTES // 4 if key == "metadata_json" else MAX_SAMPLES
-            count = int(np.prod(shape)) if shape else 1
-            if dtype.hasobject:
-                raise CaptureError(f"{where}: array {key} holds object arrays (pickles are refused)")
-            if count > limit or info.file_size > count * dtype.itemsize + 65536 + 128:
-                raise CaptureError(f"{where}: array {key}: {shape} of {dtype} is not a capture column "
-                                   f"(at most {limit:,} values)")
+            _check_npy_header(where, zf, key, info)
+        for key, info in wanted:
             with zf.open(info) as fh:
                 arrays[key] = np.lib.format.read_array(fh, allow_pickle=False)
     except CaptureError:
@@ -135,9 +140,27 @@ def _npz_arrays(where: str, zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -
     return arrays
 
 
-def _parse_npz(where: str, data: bytes) -> tuple[dict[str, np.ndarray], dict[str, Any], list[str]]:
+def _check_npy_header(where: str, zf: zipfile.ZipFile, key: str, info: zipfile.ZipInfo) -> None:
+    """Refuse a member whose ``.npy`` header (read without expanding the data) declares object arrays, more
+    than ``MAX_SAMPLES`` values (``metadata_json``: its size limit) or fewer bytes than its zip entry."""
+    with zf.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _fortran, dtype = read_header(fh)
+    limit = MAX_METADATA_BYTES // 4 if key == "metadata_json" else MAX_SAMPLES
+    count = int(np.prod(shape)) if shape else 1
+    if dtype.hasobject:
+        raise CaptureError(f"{where}: array {key} holds object arrays (pickles are refused)")
+    if count > limit or info.file_size > count * dtype.itemsize + 65536 + 128:
+        raise CaptureError(f"{where}: array {key}: {shape} of {dtype} is not a capture column "
+                           f"(at most {limit:,} values)")
+
+
+def _parse_npz(where: str, fh: Any) -> tuple[dict[str, np.ndarray], dict[str, Any], list[str]]:
+    """Columns (float64, SI), metadata and notes of an open ``.npz`` file (read member by member)."""
     try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
+        zf = zipfile.ZipFile(fh)
         infos = zf.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         raise CaptureError(f"{where}: not a valid .npz file (bad or truncated zip archive)") from None
@@ -167,7 +190,10 @@ def _parse_npz(where: str, data: bytes) -> tuple[dict[str, np.ndarray], dict[str
             raise CaptureError(f"{where}: array {names[i]} has dtype {arr.dtype}, expected numbers")
         if arr.ndim != 1:
             raise CaptureError(f"{where}: array {names[i]} must be 1-D, got shape {arr.shape}")
-        cols[q] = arr.astype(np.float64) * factor
+        cols[q] = arr.astype(np.float64, copy=False)         # the member's fresh array, or one float64 copy
+        if factor != 1.0:
+            cols[q] *= factor
+        del arr, arrays[names[i]]
     sizes = {names[found[q][0]]: cols[q].size for q in cols}
     if len(set(sizes.values())) != 1:
         raise CaptureError(f"{where}: arrays differ in length ({', '.join(f'{k}: {v}' for k, v in sizes.items())})")
