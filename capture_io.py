@@ -54,6 +54,7 @@ from hapticam.capture_columns import (RECORDING_FLAGS, ROTARY_SI_NAMES, SAFETY_F
                                       axis_of, columns_axis, map_columns, parse_column, time_if_absent,
                                       torque_if_absent)
 from hapticam.capture_csv import MAX_CAPTURE_BYTES, read_csv
+from hapticam.capture_meter import is_meter_file, load_meter_capture
 from hapticam.errors import CaptureError
 from hapticam.fileio import atomic_write, json_safe, open_regular
 
@@ -71,8 +72,10 @@ def load_capture(path: str | os.PathLike[str], *, detect: bool = True) -> Captur
     """
     p = Path(path)
     suffix = p.suffix.lower()
+    if is_meter_file(p):
+        return load_meter_capture(p, detect=detect)
     if suffix not in (".csv", ".txt", ".npz"):
-        raise CaptureError(f"{p}: unknown capture file type {suffix or '(none)'!r}; use .csv or .npz")
+        raise CaptureError(f"{p}: unknown capture file type {suffix or '(none)'!r}; use .csv, .npz or .ods")
     if suffix == ".npz":
         fh, _size = open_regular(p, MAX_CAPTURE_BYTES, error=CaptureError, what="capture file")
         with fh:
