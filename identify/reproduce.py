@@ -19,7 +19,8 @@ from hapticam.fileio import make_output_folder
 
 #: the subpackages whose ``reproduce`` module declares experiments
 SOURCES = ("hapticam.identify.contact.reproduce", "hapticam.identify.friction.reproduce",
-           "hapticam.identify.hybrid.hopper_reproduce", "hapticam.identify.hybrid.reproduce")
+           "hapticam.identify.hybrid.hopper_reproduce", "hapticam.identify.hybrid.reproduce",
+           "hapticam.identify.reproduce_seed001")
 
 
 #: one table row: (quantity, ours, the paper's, unit) as display strings
