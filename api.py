@@ -135,8 +135,15 @@ def render_model(model: Model | str | os.PathLike[str], device: str = "sim", *, 
     seed : int
         Seed of a simulated device's sensor noise.
 
-    Warnings from the render gate (:func:`hapticam.render.gate.check_for_device`) are issued as
-    :class:`UserWarning`. A model the command would refuse raises the same error here.
+    Warns
+    -----
+    UserWarning
+        Each note of the render gate (:func:`hapticam.render.gate.check_for_device`) and of the session.
+
+    Raises
+    ------
+    HapticError
+        What the command refuses, with the same error (:class:`UsageError`, :class:`ModelValidationError`...).
     """
     from hapticam.devices.registry import device_from_spec
     from hapticam.devices.users import make_user
