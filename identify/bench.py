@@ -170,7 +170,7 @@ def _one_hint(row: dict[str, Any]) -> dict[str, Any]:
 
 #: the repository's real switch captures (present in a source checkout or an editable install)
 DEFAULT_CAPTURES = Path(__file__).resolve().parent.parent / "tests" / "data" / "switch_curves"
-CAPTURE_SUFFIXES = (".csv", ".txt", ".npz")
+CAPTURE_SUFFIXES = (".csv", ".txt", ".npz", ".ods")
 #: the bundled example models whose captures stand in where the repository's are not installed
 EXAMPLE_MODELS = ("cherry-mx-red", "gateron-brown", "kailh-box-jade")
 

@@ -41,7 +41,7 @@ def test_captures_are_taken_from_files_and_folders_and_their_absence_is_said(tmp
     paths, what = bench.pipeline_captures([tmp_path / "a.csv", tmp_path / "more"])
     assert [p.name for p in paths] == ["a.csv", "b.csv"] and what.startswith("2 capture file(s) from")
     (tmp_path / "empty").mkdir()
-    assert bench.pipeline_captures(tmp_path / "empty") == ([], f"no capture files (.csv, .txt, .npz) in {tmp_path / 'empty'}")
+    assert bench.pipeline_captures(tmp_path / "empty") == ([], f"no capture files (.csv, .txt, .npz, .ods) in {tmp_path / 'empty'}")
     with pytest.raises(UsageError, match="no such capture file or folder"):
         bench.pipeline_captures(tmp_path / "nowhere")
     paths, what = bench.pipeline_captures()

@@ -32,7 +32,7 @@ from hapticam.progress import bar, step
 from hapticam.render.verify.library.catalogue import write_index
 from hapticam.render.verify.library.entry import entry_key, process_capture, read_entry
 
-CAPTURE_SUFFIXES = (".csv", ".txt", ".npz")
+CAPTURE_SUFFIXES = (".csv", ".txt", ".npz", ".ods")
 
 
 @dataclass
