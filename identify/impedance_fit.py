@@ -17,6 +17,11 @@
 6. The fit of the model's force prediction along the captured path, with the renderer's kernel
    (:func:`predict_force`), by seed 003 eq. 53.
 
+A capture that says where its switch actuates and releases (metadata ``actuation_m``, ``release_m``: an
+Open-Switch-Curve-Meter record's electrical contact, :mod:`hapticam.capture_meter`) passes them on to the
+model's provenance ``metrics`` in the model's frame (m; the release point moved by the backlash removed from
+the releasing samples), where ``model show`` prints them and ``verify`` compares them.
+
 The default grid is 1 mm whenever that gives at least 50 cells over the travel; shorter travel (a 4 mm
 key switch) is gridded at ``travel / 200`` so its features stay resolved.
 """
@@ -194,7 +199,8 @@ def identify_impedance(capture: Capture, forgetting: float = 0.999, grid_m: floa
     pred = predict_force(model, prep.x, prep.v, prep.a, dt_s=float(np.median(np.diff(prep.t))))
     metrics = {**_metrics(prep, pred, dirs), "dropouts": int(capture.dropouts.size),
                "passivity_cost_percent": passive["cost_percent"] if passive else None,
-               "holdout_fit_percent": validation["fit_percent"] if validation else None}
+               "holdout_fit_percent": validation["fit_percent"] if validation else None,
+               **switch_points_in_model_frame(capture, backlash)}
     settings = _settings_record(opts, prep, fixed_terms, identifiable, settings["holdout"], backlash,
                                 forgetting=float(forgetting), tolerance_N=tolerance)
     provenance = _provenance(capture, settings, metrics, notes, allow_active)
@@ -224,6 +230,18 @@ def _provenance(capture: Capture, settings: dict[str, Any], metrics: dict[str, A
     return make_provenance("ewls-segmented" + ("" if allow_active else "-passive"), settings=settings,
                            source_name=os.path.basename(capture.name), source_sha256=capture.sha256,
                            metrics=metrics, notes=notes)
+
+
+def switch_points_in_model_frame(capture: Capture, backlash_m: float) -> dict[str, float]:
+    """The capture's actuation and release points (metadata ``actuation_m``, ``release_m``, m) where the
+    model has them: the release point moved by ``backlash_m``, as the releasing samples were. Points that
+    are not finite numbers are left out."""
+    points: dict[str, float] = {}
+    for key, shift in (("actuation_m", 0.0), ("release_m", backlash_m)):
+        value = capture.metadata.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
+            points[key] = round(float(value) + shift, 9)
+    return points
 
 
 def _capture_notes(capture: Capture, backlash: float, notes: list[str]) -> None:

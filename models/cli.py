@@ -1,7 +1,7 @@
 """``hapticam model ...``: show, convert and validate model files.
 
-``model validate`` exits 0 for a model render takes, 1 for a valid file render refuses (not passive
-without ``--allow-active``, or a rotary model), 2 for a file that is not a valid model: the verdict of
+``model validate`` exits 0 for a model render takes (a rotary one on a rotary device), 1 for a valid file
+render refuses (not passive without ``--allow-active``), 2 for a file that is not a valid model: the verdict of
 :mod:`hapticam.models.acceptance`, the definition the model files and render's gate apply too."""
 
 from __future__ import annotations
@@ -50,8 +50,9 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
         description="Judge MODEL as the model files and render's gate do (one definition, "
                     "hapticam.models.acceptance): valid (a model file whose every parameter lies within its "
                     "kind's physical range), passive (no way to generate energy), renderable (render takes it: "
-                    "a linear axis, and passive unless --allow-active). Exit code 0: valid and renderable; "
-                    "1: a valid file that render refuses (not passive, or a rotary model), with the reason; "
+                    "passive unless --allow-active, on a device of its axis: a rotary model on --device sim:rotary). "
+                    "Exit code 0: valid and renderable; 1: a valid file that render refuses (not passive), with "
+                    "the reason; "
                     "2: not a valid model, with the reason. A stiffness above what a device renders stably "
                     "is render's warning on that device, not a refusal.",
         epilog="exit codes: 0 renderable, 1 valid but refused by render, 2 invalid")
@@ -148,7 +149,20 @@ def _cmd_show(args: argparse.Namespace) -> int:
               "model extrapolates (identified models hold the force at its end value)")
     elif doc.provenance.get("method") != "hand-authored":
         print("data:     the model file does not say which range of positions its data covered")
+    switch = _switch_points_line(doc.provenance.get("metrics") or {})
+    if switch:
+        print(switch)
     return 0
+
+
+def _switch_points_line(metrics: dict[str, Any]) -> str:
+    """``switch:`` and where the key actuates and releases (provenance metrics ``actuation_m``,
+    ``release_m``, m, shown in mm), or nothing when the model carries neither."""
+    parts = [f"{what} at {1e3 * value:.3f} mm" for key, what in (("actuation_m", "actuates"), ("release_m", "releases"))
+             if isinstance(value := metrics.get(key), (int, float)) and not isinstance(value, bool)]
+    if not parts:
+        return ""
+    return f"switch:   {', '.join(parts)} (the source capture's electrical contact, in the model's frame)"
 
 
 def _sd(value: float | None, scale: float = 1.0) -> str:

@@ -102,7 +102,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     rate = _positive("--rate", args.rate)
     result = verify(model, capture, model_name=str(args.model), rate_hz=rate,
                     thresholds=th, speedup=args.speedup, max_force_N=args.max_force, x_offset_m=x_offset,
-                    device=args.device)
+                    device=args.device, model_switch_points=doc.provenance.get("metrics"))
     data = result.to_dict()
     if report_dir is not None:
         write_figure(report_dir / "verify.png", result)      # the figure, the likelier to fail, first

@@ -68,7 +68,7 @@ from hapticam.render.loop import AUTO_PROXY_FRACTION, MAX_SIMULATED_TICKS, LoopC
 from hapticam.render.result import RenderResult
 from hapticam.render.safety import SafetyConfig
 from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds, compare_features, fx_curves,
-                                             key_features, reversal_window)
+                                             key_features, reversal_window, switch_point_verdicts)
 from hapticam.render.verify.device_replay import (PROBE_STIFFNESS_N_PER_M, check_device, ideal_section, probe_user,
                                                   replay_on_device)
 from hapticam.render.verify.impacts import (IMPACT_WINDOW_S, ImpactReport, assess_impacts, feature_spans,
@@ -181,13 +181,17 @@ def _once(compiled, x: float, v: float, a: float, sign: float) -> float:
 def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_hz: float = 1000.0,
            thresholds: Thresholds | None = None, speedup: float | None = None,
            max_force_N: float | None = None, seed: int = 0, align: bool = True,
-           x_offset_m: float | None = None, device: str | None = None) -> VerifyResult:
+           x_offset_m: float | None = None, device: str | None = None,
+           model_switch_points: dict[str, Any] | None = None) -> VerifyResult:
     """Replay ``capture``'s probe trajectory on the rendered ``model`` and compare forces (module notes).
 
     ``align``: remove the probe's backlash from the releasing samples and shift the capture so that its
     contact point lies on the model's (:mod:`hapticam.identify.alignment`); ``x_offset_m`` sets the shift
     (m, added to the capture's positions) instead of finding it. The report gives both. ``device``: replay
-    through that device as displayed (:data:`~hapticam.render.verify.device_replay.DEVICE_CHOICES`)."""
+    through that device as displayed (:data:`~hapticam.render.verify.device_replay.DEVICE_CHOICES`).
+    ``model_switch_points``: the model's actuation and release points (``actuation_m``, ``release_m``, m, as
+    its provenance ``metrics`` carry them), compared with the capture's as features
+    (:func:`~hapticam.render.verify.features.switch_point_verdicts`)."""
     th = thresholds or Thresholds()
     LoopConfig(rate_hz=rate_hz).checked()      # the loop's own range, before any speed-up is reasoned on
     axis = axis_of(capture.metadata)
@@ -237,6 +241,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
                 what = "torque J alpha" if axis == "rotary" else "force m a"
                 verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
                     f"the capture's inertial {what}, which the rendering lacks: without it, below the JND")
+    report.verdicts += switch_point_verdicts(capture.metadata, model_switch_points or {}, backlash, offset, th)
     spans = feature_spans(t_cap, flagged[0])
     failures += _judge_features(report, spans, axis == "rotary")
     impact_report.features_same = not report.noticeable

@@ -30,6 +30,14 @@ Perceptual thresholds (all settable through :class:`Thresholds`):
   Exp. Brain Res. 79: stiffness JND about 23 %);
 - position: 1 mm (Durlach et al. 1989, "Manual discrimination and identification of length by the
   finger-span method", Percept. Psychophys. 46: length JND about 1 mm for references near 10-20 mm).
+
+A key switch's actuation and release points (where its electrical contact closes on the press and opens on
+the release; :func:`switch_point_verdicts`) are compared when both the capture and the model carry them. No
+perceptual threshold is published for an actuation point, which a typist meets as when a key registers, not
+as a feel; the threshold is a usage one, the tolerance switch makers quote on the pre-travel to actuation,
+0.6 mm (Cherry's MX data sheets: pre-travel 2.0 +- 0.6 mm for MX Red, 2.2 +- 0.6 mm for MX Blue): a rendering
+whose key registers further than that from the captured switch's point registers where no switch of that
+type is specified to.
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ import numpy as np
 FORCE_WEBER = 0.07  # Jones 1989
 STIFFNESS_WEBER = 0.23  # Jones & Hunter 1990
 POSITION_JND_M = 1.0e-3  # Durlach et al. 1989
+#: the pre-travel tolerance switch makers quote (m): Cherry's MX data sheets, e.g. MX Red 2.0 +- 0.6 mm
+ACTUATION_TOLERANCE_M = 0.6e-3
 
 
 @dataclass
@@ -53,6 +63,7 @@ class Thresholds:
     force_floor_N: float = 0.02
     stiffness_weber: float = STIFFNESS_WEBER
     position_jnd_m: float = POSITION_JND_M
+    actuation_tolerance_m: float = ACTUATION_TOLERANCE_M
 
     def force_jnd(self, reference_N: float) -> float:
         """Smallest force difference (N) a user could feel at ``reference_N`` (Weber law with a floor)."""
@@ -344,6 +355,33 @@ def compare_features(reference: KeyFeatures, rendered: KeyFeatures,
         out.append(FeatureVerdict("hysteresis (mean force gap)", ref_f, ren_f, ren_f - ref_f, jnd, "N",
                                   abs(ren_f - ref_f) > jnd))
     return out
+
+
+def switch_point_verdicts(captured: dict[str, Any], model: dict[str, Any], backlash_m: float, offset_m: float,
+                          thresholds: Thresholds | None = None) -> list[FeatureVerdict]:
+    """The actuation and release points (``actuation_m``, ``release_m``, m) of a capture's metadata against
+    a model's (in the model's frame), for each point both carry. The capture's points are moved as verify
+    moves its samples: ``backlash_m`` added to the release point, then ``offset_m`` to both. A difference
+    beyond ``thresholds.actuation_tolerance_m`` is noticeable (module notes)."""
+    th = thresholds or Thresholds()
+    out: list[FeatureVerdict] = []
+    for key, name, shift in (("actuation_m", "actuation point", offset_m),
+                             ("release_m", "release point", backlash_m + offset_m)):
+        ref, ren = _length(captured.get(key)), _length(model.get(key))
+        if ref is None or ren is None:
+            continue
+        diff = ren - (ref + shift)
+        out.append(FeatureVerdict(name, ref + shift, ren, diff, th.actuation_tolerance_m, "m",
+                                  abs(diff) > th.actuation_tolerance_m,
+                                  "the switch's electrical contact; the model's point is its source capture's"))
+    return out
+
+
+def _length(value: Any) -> float | None:
+    """``value`` as a finite float, None when it is not a finite number."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
+        return float(value)
+    return None
 
 
 @dataclass
