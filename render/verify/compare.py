@@ -233,23 +233,16 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     elif overall["fit_percent"] < th.fit_percent:
         failures.append(f"fit {overall['fit_percent']:.2f} % is below {th.fit_percent:g} %" + inertia_note)
     if inertia_note:
-        # which feature differences are that inertia: read the capture again without J a
-        bare = _features(x_cap, x_ren, capture.f_N - inertia["inertia"] * prepared.a, f_ren, direction, valid, th,
-                         turning)[2]
-        for verdict in report.verdicts:
-            if verdict.noticeable and verdict.name not in bare.noticeable:
-                what = "torque J alpha" if axis == "rotary" else "force m a"
-                verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
-                    f"the capture's inertial {what}, which the rendering lacks: without it, below the JND")
+        without = _features(x_cap, x_ren, capture.f_N - inertia["inertia"] * prepared.a, f_ren, direction, valid,
+                            th, turning)[2]
+        _note_inertial_differences(report, without, axis)
     report.verdicts += switch_point_verdicts(capture.metadata, model_switch_points or {}, backlash, offset, th)
     spans = feature_spans(t_cap, flagged[0])
     failures += _judge_features(report, spans, axis == "rotary")
     impact_report.features_same = not report.noticeable
     counts = _event_counts(result)
     if counts.get("saturation"):
-        failures.append(f"the device's force limit ({plant.max_force_N:g} {AXIS_UNITS[axis]['force']}) clipped "
-                        f"the rendering ({counts['saturation']} saturation event"
-                        f"{'s' if counts['saturation'] > 1 else ''}): the features past it are the limit's")
+        failures.append(_saturation_failure(counts["saturation"], plant.max_force_N, axis))
     return VerifyResult(
         model_name=model_name, capture_name=capture.name, t_s=t_cap, x_reference_m=x_cap, x_rendered_m=x_ren,
         force_reference_N=capture.f_N, force_rendered_N=f_ren, direction=direction, valid=valid,
@@ -263,6 +256,22 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
         safety_events=counts, capture_source=str(capture.metadata.get("source", "")),
         passive=passivity.passive, passivity_issues=list(passivity.issues), axis=axis,
         unmodelled_inertia=inertia, impact_spans_s=spans, impacts=impact_report, device=section)
+
+
+def _note_inertial_differences(report: FeatureReport, without_inertia: FeatureReport, axis: str) -> None:
+    """Note on each noticeable difference of ``report`` that is not noticeable in ``without_inertia`` (the
+    capture read again without its inertial force ``J a``) that the capture's inertia is what differs."""
+    for verdict in report.verdicts:
+        if verdict.noticeable and verdict.name not in without_inertia.noticeable:
+            what = "torque J alpha" if axis == "rotary" else "force m a"
+            verdict.note = ((verdict.note + "; ") if verdict.note else "") + (
+                f"the capture's inertial {what}, which the rendering lacks: without it, below the JND")
+
+
+def _saturation_failure(events: int, max_force: float, axis: str) -> str:
+    """The failure line for ``events`` saturation events at the device's limit ``max_force`` (N, or N m)."""
+    return (f"the device's force limit ({max_force:g} {AXIS_UNITS[axis]['force']}) clipped the rendering "
+            f"({events} saturation event{'s' if events > 1 else ''}): the features past it are the limit's")
 
 
 def _per_direction(f_cap: np.ndarray, f_ren: np.ndarray, valid: np.ndarray,
