@@ -17,8 +17,10 @@ it is held out as ``hapticam identify impedance`` holds a part out (:mod:`haptic
 the last press/release cycle, or every fifth sample of a single stroke), the model is identified from the
 rest and verified against the held-out part (quasi-static replay). A capture that cannot be split is
 identified and verified whole, and the verdict and the JSON say that it is a training fit. A capture whose
-force never changes is refused before anything is written. A run that fails removes what it wrote (and
-the output folder, if it made it).
+force never changes is refused before anything is written. The stages write into a temporary folder
+(beside the output folder, or inside it when it exists already) whose files are moved into the output
+folder when the run completes: a run that fails leaves the output folder, and every file in it, as it
+was (or absent, with the folders made for it).
 
 Each stage says on standard error what it is doing while it runs, and what it compiles on a first run
 (:mod:`hapticam.progress`; only in a terminal).
@@ -26,13 +28,16 @@ Each stage says on standard error what it is doing while it runs, and what it co
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from hapticam.errors import IdentificationError, UsageError
-from hapticam.fileio import make_output_folder
 from hapticam.progress import step
 
 #: targets whose dynamics (a hammer in flight) a segmented impedance model cannot hold: identify hybrid-key
@@ -71,7 +76,7 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
                out_dir: str | Path = "hapticam-demo", sweep_s: float = 90.0, seed: int = 0,
                say: Callable[[str], None] = print) -> CameraRun:
     """Run the four stages (module notes), writing every artefact into ``out_dir``; return the numbers.
-    A stage that raises leaves nothing behind: its run's files are removed, and ``out_dir`` if made here."""
+    A stage that raises leaves nothing behind: ``out_dir`` is left as it was, or absent (:func:`_staged`)."""
     capture = None
     if capture_path is None:
         from hapticam.devices.targets import get_target
@@ -81,19 +86,14 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
                              "pressed along a line (a knob: hapticam probe, then hapticam identify friction)")
     else:
         capture = _read_capture(capture_path)
-    out = Path(out_dir)
-    created = make_output_folder("--out", out)
-    result = CameraRun(out_dir=out)
-    try:
+    result = CameraRun(out_dir=Path(out_dir))
+    with _staged(result.out_dir) as work:
         if capture is None and target in HYBRID_TARGETS:
-            return _run_hybrid(result, out, target, seed, say)
-        split = _stage_probe(result, out, target, capture, sweep_s, seed, say)
-        fit, split = _stage_identify(result, out, split, say)
-        _stage_render(result, out, fit, seed, say)
-        _stage_verify(result, out, target, split, fit, seed, say)
-    except BaseException:
-        _remove_outputs(result, created)
-        raise
+            return _run_hybrid(result, work, target, seed, say)
+        split = _stage_probe(result, work, target, capture, sweep_s, seed, say)
+        fit, split = _stage_identify(result, work, split, say)
+        _stage_render(result, work, fit, seed, say)
+        _stage_verify(result, work, target, split, fit, seed, say)
     return result
 
 
@@ -108,31 +108,76 @@ def _read_capture(path: str | Path) -> Any:
     return capture
 
 
-def _remove_outputs(result: CameraRun, created: bool) -> None:
-    """Remove the files this run wrote, and its output folder when this run made it and it is empty."""
-    for path in result.files.values():
-        path.unlink(missing_ok=True)
-    if created and result.out_dir.is_dir() and not any(result.out_dir.iterdir()):
-        result.out_dir.rmdir()
+@contextmanager
+def _staged(out: Path) -> Iterator[Path]:
+    """A temporary folder to write the run into: beside ``out`` when ``out`` does not exist (renamed to
+    ``out`` when the block completes), inside it when it does (its files moved into ``out``, replacing those
+    of the same name). When the block raises, the temporary folder and the folders made for ``out`` are
+    removed, and ``out`` is left as it was."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder")
+    full = Path(os.path.abspath(out))
+    made = [p for p in full.parents if not p.exists()]     # deepest first
+    existed = out.is_dir()
+    try:
+        full.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{full.name}-", suffix=".partial", dir=full if existed else full.parent))
+    except OSError as exc:
+        _remove_empty(made)
+        raise UsageError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from None
+    try:
+        yield work
+        _move_in(work, out, existed)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        _remove_empty(made)
+        raise
 
 
-def _run_hybrid(result: CameraRun, out: Path, target: str, seed: int, say: Callable[[str], None]) -> CameraRun:
+def _move_in(work: Path, out: Path, existed: bool) -> None:
+    """Move the run's files from ``work`` into ``out``; refuse, before moving any, a file name that is a
+    folder in ``out``."""
+    if not existed:
+        umask = os.umask(0)
+        os.umask(umask)
+        work.chmod(0o777 & ~umask)                        # an ordinary folder, not a private temporary one
+        work.rename(os.path.abspath(out))
+        return
+    names = sorted(p.name for p in work.iterdir())
+    taken = [name for name in names if (out / name).is_dir()]
+    if taken:
+        raise UsageError(f"--out {out}: {', '.join(taken)} is a folder there; the run's files were not moved in")
+    for name in names:
+        os.replace(work / name, out / name)
+    work.rmdir()
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) that are empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+def _run_hybrid(result: CameraRun, work: Path, target: str, seed: int, say: Callable[[str], None]) -> CameraRun:
     """The four stages for a key with a hammer in flight (:mod:`hapticam.demos.camera_hybrid`)."""
     from types import SimpleNamespace
 
     from hapticam.demos.camera_hybrid import probe_and_identify
 
-    model = probe_and_identify(result, out, target, seed, say)
+    model = probe_and_identify(result, work, target, seed, say)
     if model is None:
         say("verdict: FAIL: the captures do not fit the hybrid key (see the identify stage)")
         return result
     fit = SimpleNamespace(model=model)
-    _stage_render(result, out, fit, seed, say)
-    _stage_verify(result, out, target, None, fit, seed, say)
+    _stage_render(result, work, fit, seed, say)
+    _stage_verify(result, work, target, None, fit, seed, say)
     return result
 
 
-def _stage_probe(result: CameraRun, out: Path, target: str, capture: Any, sweep_s: float,
+def _stage_probe(result: CameraRun, work: Path, target: str, capture: Any, sweep_s: float,
                  seed: int, say: Callable[[str], None]) -> Any:
     """1. probe the simulated target with a swept sine (or split the real capture); return the
     :class:`~hapticam.demos.capture_split.Split` (no held-out part for a simulated target: it is probed
@@ -154,8 +199,8 @@ def _stage_probe(result: CameraRun, out: Path, target: str, capture: Any, sweep_
     with step(f"[1/4] probing {target} with a {sweep_s:g} s swept sine", compiles="the simulated probe",
               about_s=PROBE_COMPILE_S):
         training = _probe_capture(target, "sweep", seed, sweep_s)
-        save_capture(out / "probe-sweep.csv", training)
-        result.files["probe"] = out / "probe-sweep.csv"     # a file is listed once written (removed on failure)
+        save_capture(work / "probe-sweep.csv", training)
+        result.files["probe"] = result.out_dir / "probe-sweep.csv"
     result.stages["probe"] = {"target": target, "excitation": "swept sine 1-4 Hz (seed 001)",
                               "duration_s": float(training.t_s[-1]), "samples": training.n,
                               "sample_rate_hz": round(training.sample_rate_hz, 3),
@@ -165,7 +210,7 @@ def _stage_probe(result: CameraRun, out: Path, target: str, capture: Any, sweep_
     return Split(training, None, "a triangular press probed apart", source=None)
 
 
-def _stage_identify(result: CameraRun, out: Path, split: Any, say: Callable[[str], None]) -> tuple[Any, Any]:
+def _stage_identify(result: CameraRun, work: Path, split: Any, say: Callable[[str], None]) -> tuple[Any, Any]:
     """2. identify a segmented impedance model (passive) and write it; return the fit and the split it
     holds to (the whole capture, a training fit, when its training part cannot be identified)."""
     from hapticam.demos.capture_split import unsplit
@@ -181,8 +226,8 @@ def _stage_identify(result: CameraRun, out: Path, split: Any, say: Callable[[str
                 raise
             split = unsplit(split.source, f"its training part could not be identified ({exc})")
             fit = identify_impedance(split.training)
-        fit.save(out / "model.yaml")
-        result.files["model"] = out / "model.yaml"
+        fit.save(work / "model.yaml")
+        result.files["model"] = result.out_dir / "model.yaml"
     segments = {d: int(len(getattr(fit.model, t).breakpoints_m) - 1) for d, t in (("press", "press"),
                                                                                   ("release", "release"))}
     fixed = sorted(k for k, ok in fit.identifiable.items() if not ok)
@@ -194,7 +239,7 @@ def _stage_identify(result: CameraRun, out: Path, split: Any, say: Callable[[str
     return fit, split
 
 
-def _stage_render(result: CameraRun, out: Path, fit: Any, seed: int, say: Callable[[str], None]) -> None:
+def _stage_render(result: CameraRun, work: Path, fit: Any, seed: int, say: Callable[[str], None]) -> None:
     """3. render a scripted press and release on the simulated device (simulated clock) and record it."""
     from hapticam.capture import Capture
     from hapticam.capture_io import save_capture
@@ -203,11 +248,11 @@ def _stage_render(result: CameraRun, out: Path, fit: Any, seed: int, say: Callab
     t0 = time.perf_counter()
     with step("[3/4] rendering a scripted press in the servo loop (simulated device and clock)"):
         rendered = run_simulated(fit.model, user="press", rate_hz=1000.0, duration_s=1.5, seed=seed)
-        save_capture(out / "render.csv", Capture.from_arrays(
+        save_capture(work / "render.csv", Capture.from_arrays(
             rendered.t_s, rendered.x_m, rendered.force_N, rendered.v_mps, name="render",
             metadata={"source": "hapticam render (simulated device, scripted press)",
                       "model": str(result.files["model"])}))
-        result.files["render"] = out / "render.csv"
+        result.files["render"] = result.out_dir / "render.csv"
     events = sorted({e.name for e in rendered.events})
     result.stages["render"] = {"ticks": int(rendered.t_s.size), "rate_hz": 1000.0,
                                "peak_force_N": float(abs(rendered.force_N).max()), "safety_events": events,
@@ -217,7 +262,7 @@ def _stage_render(result: CameraRun, out: Path, fit: Any, seed: int, say: Callab
         f"-> {result.files['render']}")
 
 
-def _stage_verify(result: CameraRun, out: Path, target: str, split: Any, fit: Any, seed: int,
+def _stage_verify(result: CameraRun, work: Path, target: str, split: Any, fit: Any, seed: int,
                   say: Callable[[str], None]) -> None:
     """4. verify against a held-out probing, the held-out part of the real capture, or (a capture that
     could not be split) the capture itself, and write the report."""
@@ -237,13 +282,13 @@ def _stage_verify(result: CameraRun, out: Path, target: str, split: Any, fit: An
             held_out = split.held_out
         else:
             held_out = _probe_capture(target, "triangle", seed + 1)
-            save_capture(out / "probe-triangle.csv", held_out)
-            result.files["held_out"] = out / "probe-triangle.csv"
+            save_capture(work / "probe-triangle.csv", held_out)
+            result.files["held_out"] = result.out_dir / "probe-triangle.csv"
         check = verify(fit.model, held_out, model_name=str(result.files["model"]))
-        write_json(out / "verify.json", check.to_dict())
-        result.files["report_json"] = out / "verify.json"
-        write_figure(out / "verify.png", check)
-        result.files["report_png"] = out / "verify.png"
+        write_json(work / "verify.json", check.to_dict())
+        result.files["report_json"] = result.out_dir / "verify.json"
+        write_figure(work / "verify.png", check)
+        result.files["report_png"] = result.out_dir / "verify.png"
     result.passed = check.passed
     result.stages["verify"] = {"against": "training" if training_fit else "held-out", "training_fit": training_fit,
                                "data": what, "fit_percent": check.fit_percent, "rms_N": check.rms_N,
@@ -256,7 +301,7 @@ def _stage_verify(result: CameraRun, out: Path, target: str, split: Any, fit: An
     for verdict in check.features.verdicts:
         say(f"              {verdict.name:<30} {'a user could feel the difference' if verdict.noticeable else 'same'}")
     say("verdict: " + _verdict(check, training_fit))
-    say(f"everything is in {out}/")
+    say(f"everything is in {result.out_dir}/")
 
 
 def _verdict(check: Any, training_fit: bool) -> str:

@@ -34,9 +34,11 @@ def _excitations(target: Any) -> list[tuple[str, Any]]:
             ("periodic", make_excitation("sweep", lo, hi, 4.0))]
 
 
-def probe_and_identify(result: Any, out: Path, target_name: str, seed: int, say: Callable[[str], None]) -> Any:
-    """Stages 1 and 2 for a hybrid target: write the captures and the model; return the model, or None
-    (the stage's failure is recorded in ``result``) when the captures do not fit the hybrid key."""
+def probe_and_identify(result: Any, work: Path, target_name: str, seed: int, say: Callable[[str], None]) -> Any:
+    """Stages 1 and 2 for a hybrid target: write the captures and the model into ``work`` (listed in
+    ``result.files`` at their names in ``result.out_dir``, where the run moves them when it completes);
+    return the model, or None (the stage's failure is recorded in ``result``) when the captures do not fit
+    the hybrid key."""
     from hapticam.capture_io import save_capture
     from hapticam.devices.probe import probe
     from hapticam.devices.targets import get_target
@@ -55,15 +57,14 @@ def probe_and_identify(result: Any, out: Path, target_name: str, seed: int, say:
             compiling("the simulated probe", PROBE_COMPILE_S):
         for name, exc in excitations:
             cap = probe(target, exc, sample_rate_hz=RATE_HZ, seed=seed)
-            path = out / f"probe-{name}.csv"
-            save_capture(path, cap)
-            result.files[f"probe_{name}"] = path
+            save_capture(work / f"probe-{name}.csv", cap)
+            result.files[f"probe_{name}"] = result.out_dir / f"probe-{name}.csv"
             caps.append((name, cap.t_s, cap.x_m, cap.f_N, exc.metadata()["kind"]))
             progress.update(1)
     result.stages["probe"] = {"target": target_name, "excitations": [c[0] for c in caps], "sample_rate_hz": RATE_HZ,
                               "seconds": round(time.perf_counter() - t0, 2)}
     say(f"[1/4] probe     {target_name}: slow press, graded strokes, oscillation below let-off, sweep at "
-        f"{RATE_HZ:.0f} Hz -> {out}/probe-*.csv")
+        f"{RATE_HZ:.0f} Hz -> {result.out_dir}/probe-*.csv")
     t0 = time.perf_counter()
     tip = getattr(target, "pad_Npm", None)
     try:
@@ -80,10 +81,10 @@ def probe_and_identify(result: Any, out: Path, target_name: str, seed: int, say:
                         friction_width(fit.extra.get("friction_N", 0.0), SimParams().handle_mass_kg, 1000.0))
     uncertainty = fit.uncertainty() if not fit.extra else {"hybrid-key": fit.uncertainty()}
     model.transients, transient_notes = identify_transients(model, caps)
-    save_model(out / "model.yaml", model, uncertainty=uncertainty,
+    save_model(work / "model.yaml", model, uncertainty=uncertainty,
                provenance=make_provenance("hybrid-key", notes=[f"fixed {k}: {w}" for k, w in fit.fixed.items()]
                                           + fit.notes + transient_notes))
-    result.files["model"] = out / "model.yaml"
+    result.files["model"] = result.out_dir / "model.yaml"
     result.stages["identify"] = {"method": "hybrid-key", "roles": fit.roles, "fixed": sorted(fit.fixed),
                                  "beside_the_key": dict(fit.extra),
                                  "transients": [t.to_dict() for t in model.transients],
