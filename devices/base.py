@@ -78,6 +78,8 @@ MAX_WORKSPACE_M = 200.0 * math.pi
 MAX_APPARENT_MASS_KG = 100.0
 #: longest device name (characters): it is printed in one-line messages and session logs
 MAX_NAME_CHARS = 200
+#: the axis kinds a device's handle moves on: linear (m, N) or rotary (rad, N m), as in captures and model files
+DEVICE_AXES = ("linear", "rotary")
 
 
 class ServoBinding(NamedTuple):
@@ -103,6 +105,11 @@ class DeviceSpec:
     ``apparent_mass_kg`` is the inertia the user feels at the handle with zero force.
     ``passivity_required`` is set by a device whose own I/O delays the loop (a remote device: network delay
     erodes passivity), so the safety layer keeps the passivity observer and controller on for it.
+    ``axis`` is the kind of axis the handle moves on (:data:`DEVICE_AXES`): ``linear`` (m, N) or ``rotary``
+    (a knob: rad, N m); on a rotary device the fields keep their linear names and hold the rotary units, as
+    captures and model files do: ``max_force_N`` N m, ``max_force_rate_N_per_s`` N m/s,
+    ``max_stiffness_N_per_m`` N m/rad, ``workspace_m`` and ``resolution_m`` rad, ``damping_N_s_per_m``
+    N m s/rad, ``apparent_mass_kg`` kg m^2. A device renders only models on its own axis kind.
 
     A spec checks itself when it is made (:func:`spec_problem`): whatever an adapter learnt from its device,
     firmware or network peer, a spec that exists is physical, or a :class:`~hapticam.errors.DeviceError`
@@ -120,6 +127,7 @@ class DeviceSpec:
     provides_velocity: bool = False
     apparent_mass_kg: float = 0.0
     passivity_required: bool = False
+    axis: str = "linear"
 
     def __post_init__(self) -> None:
         if isinstance(self.workspace_m, list):             # a spec read back from to_dict() or the network
@@ -208,13 +216,15 @@ def spec_problem(spec: DeviceSpec) -> str | None:
     apparent mass >= 0 (0: a frictionless device renders no passive wall, a mass not stated); each at most its
     bound (``MAX_*`` of this module); a workspace ``lo < hi`` within ``MAX_WORKSPACE_M`` and wider than the
     resolution; a positive apparent mass where the passivity controller is required (its bounds scale with
-    it); flags that are booleans."""
+    it); flags that are booleans; an axis of :data:`DEVICE_AXES`."""
     problem = _name_problem(spec.name)
     if problem is not None:
         return problem
     for flag in ("provides_velocity", "passivity_required"):
         if not isinstance(getattr(spec, flag), bool):
             return f"{flag} = {_shown(getattr(spec, flag))} (true or false)"
+    if not (isinstance(spec.axis, str) and spec.axis in DEVICE_AXES):
+        return f"axis = {_shown(spec.axis)} (one of {', '.join(DEVICE_AXES)})"
     for field, lo, lo_allowed, hi, unit in _SPEC_NUMBERS:
         v = getattr(spec, field)
         if not (_is_finite(v) and (v >= lo if lo_allowed else v > lo) and v <= hi):
@@ -260,6 +270,13 @@ class Device:
     #: True for a device that moves in 3-D and renders along an axis of its own frame (the Phantom): it takes
     #: render's ``--axis`` and ``--origin`` (``axis`` and ``origin_mm`` of :meth:`from_options`)
     renders_along_axis: ClassVar[bool] = False
+
+    @classmethod
+    def axis_for(cls, address: str) -> str:
+        """The axis kind (:data:`DEVICE_AXES`) the adapter at ``address`` (``--device NAME:ADDRESS``) renders,
+        known before it is made or opened: render loads the model in that axis's units. Linear by default;
+        an adapter that can be rotary overrides it (``--device sim:rotary``)."""
+        return "linear"
 
     def __init__(self) -> None:
         self._open_flag = False

@@ -69,6 +69,13 @@ def open_device(name: str, **kwargs: Any) -> Device:
     return device_class(name)(**kwargs).open()
 
 
+def device_axis(spec: str) -> str:
+    """The axis kind (``linear``: m, N; ``rotary``: rad, N m) the adapter a ``--device`` value ``NAME[:ADDRESS]``
+    names renders, before it is made (:meth:`Device.axis_for`): the units render reads the model in."""
+    name, _, address = str(spec).partition(":")
+    return device_class(name).axis_for(address)
+
+
 def device_from_spec(spec: str, **options: Any) -> Device:
     """Create (not open) the adapter for a ``--device`` value ``NAME[:ADDRESS]`` (e.g. ``sim``,
     ``serial:/dev/ttyACM0``) with the render options (see :meth:`Device.from_options`)."""

@@ -334,6 +334,9 @@ class RemoteDevice(Device):
             s.pop("round_trip_s", None)
         except (KeyError, TypeError, ValueError) as exc:
             raise DeviceError(f"{self.spec.name}: malformed device spec from the server: {exc}") from exc
+        if s.get("axis", "linear") != "linear":           # render read the model in m and N before connecting
+            raise DeviceError(f"{self.spec.name}: the served device's axis is {str(s['axis'])[:20]!r}; a remote "
+                              "device renders a linear axis (m, N)")
         try:
             return DeviceSpec(**s)
         except TypeError as exc:                           # a field missing or unknown

@@ -12,6 +12,10 @@ the force is sampled and held, a virtual wall stiffer than Colgate & Schenkel's 
 ``K < 2 b / T`` gains energy at each contact, exactly as on hardware: the simulator shows the
 instability a badly tuned model would show on a real device.
 
+On a rotary axis (``SimParams.axis = "rotary"``, ``--device sim:rotary``: :data:`ROTARY_PARAMS`, a
+direct-drive knob) the same equations hold in rad, N m, N m s/rad and kg m^2: ``x`` is the knob's angle,
+``m_h`` its inertia, ``F`` the model's torque; the fields keep their linear names.
+
 Everything per tick is compiled (``sim_sense``/``sim_advance``), so the servo loop steps the simulator from
 its nogil thread or on a simulated clock. :class:`SimulatedDevice` wraps the arrays in the
 :class:`~hapticam.devices.base.Device` interface.
@@ -26,9 +30,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_HAS_V, IO_SEQ, IO_SIZE, IO_T, IO_V, IO_X,
+from hapticam.devices.base import (DEVICE_AXES, IO_AUX0, IO_AUX1, IO_FORCE, IO_HAS_V, IO_SEQ, IO_SIZE, IO_T, IO_V, IO_X,
                                    STATUS_OK, Device, DeviceSpec, DeviceState, ServoBinding)
-from hapticam.devices.users import MODE_FORCE, User
+from hapticam.devices.users import MODE_FORCE, User, position_user
 from hapticam.errors import DeviceError, UsageError
 
 # Layout of the simulator's float64 state array.
@@ -67,6 +71,9 @@ class SimParams:
     The defaults describe a light single-axis key-rendering device: 50 g handle, 2 N s/m damping (so
     ``K_max = 2 b / T = 4000 N/m`` at 1 kHz), 8 N motor with 1 kHz bandwidth, 1 um encoder, 0.3 um noise.
     ``stale_s`` freezes the sensor over a time window (fault injection for the watchdog).
+    ``axis`` is ``linear`` (m, N) or ``rotary``: then every field holds the rotary unit under its linear name
+    (``handle_mass_kg`` kg m^2, ``damping_N_s_per_m`` N m s/rad, ``max_force_N`` N m, ``resolution_m``,
+    ``noise_m`` and ``workspace_m`` rad; :data:`ROTARY_PARAMS`).
     """
 
     handle_mass_kg: float = 0.05
@@ -79,6 +86,7 @@ class SimParams:
     workspace_m: tuple[float, float] = (-0.02, 0.03)
     substep_s: float = 25e-6
     stale_s: tuple[float, float] | None = None
+    axis: str = "linear"
 
     def __post_init__(self) -> None:
         """Every parameter finite and physical (a zero mass or a NaN would break the simulation)."""
@@ -93,15 +101,48 @@ class SimParams:
         lo, hi = self.workspace_m
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise UsageError(f"simulated device workspace_m: must be finite with low < high, got {self.workspace_m!r}")
+        if self.axis not in DEVICE_AXES:
+            raise UsageError(f"simulated device axis: one of {', '.join(DEVICE_AXES)}, got {self.axis!r}")
 
     def spec(self) -> DeviceSpec:
         """The :class:`DeviceSpec` of this simulated device (``K_max = 2 b / T`` at T = 1 ms)."""
-        return DeviceSpec(name="sim", max_force_N=self.max_force_N,
+        return DeviceSpec(name="sim" if self.axis == "linear" else f"sim:{self.axis}", max_force_N=self.max_force_N,
                           max_force_rate_N_per_s=self.max_force_rate_N_per_s,
                           max_stiffness_N_per_m=2.0 * self.damping_N_s_per_m / 1e-3,  # K < 2b/T (Colgate & Schenkel)
                           workspace_m=tuple(self.workspace_m), resolution_m=self.resolution_m,
                           damping_N_s_per_m=self.damping_N_s_per_m, provides_velocity=False,
-                          apparent_mass_kg=self.handle_mass_kg)
+                          apparent_mass_kg=self.handle_mass_kg, axis=self.axis)
+
+
+#: the simulated rotary device (``--device sim:rotary``): a knob on a direct-drive motor (a gimbal brushless
+#: motor, as in open-source haptic knobs): 2e-5 kg m^2 of rotor and knob, 2e-3 N m s/rad of bearing and eddy
+#: damping (``K_max = 2 b / T = 4 N m/rad`` at 1 kHz), 0.2 N m peak torque with 1 kHz bandwidth, a 14-bit
+#: encoder (2 pi / 16384 rad) without noise, and ten turns either way
+ROTARY_PARAMS = SimParams(handle_mass_kg=2e-5, damping_N_s_per_m=2e-3, max_force_N=0.2, max_force_rate_N_per_s=200.0,
+                          motor_bandwidth_hz=1000.0, resolution_m=2.0 * math.pi / 16384, noise_m=0.0,
+                          workspace_m=(-20.0 * math.pi, 20.0 * math.pi), axis="rotary")
+#: the hand turning the simulated knob (render's scripted user on ``sim:rotary``): a grip of this torsional
+#: stiffness (N m/rad) and damping (N m s/rad), turning at this speed (rad/s) this far (rad) either way of 0
+#: (within the +-1 rad a model file's angle table may span)
+HAND_GRIP_NM_PER_RAD = 2.0
+HAND_GRIP_NMS_PER_RAD = 0.02
+HAND_TURN_RADPS = 2.0 * math.pi
+HAND_TURN_RAD = 0.9
+
+
+def turning_hand(duration_s: float = 1.0, turn_rad: float = HAND_TURN_RAD, speed_radps: float = HAND_TURN_RADPS
+                 ) -> User:
+    """A hand turning a knob from 0 to ``+turn_rad``, to ``-turn_rad`` and back (rad) at ``speed_radps``
+    (rad/s), again and again for ``duration_s`` (s), through its grip (:data:`HAND_GRIP_NM_PER_RAD`,
+    :data:`HAND_GRIP_NMS_PER_RAD`): a triangle wave of angle with its corners rounded over 20 ms."""
+    leg_s = turn_rad / speed_radps                          # 0 to +turn_rad: a quarter of the period
+    t = np.arange(0.0, max(duration_s, 4.0 * leg_s) + 1e-3, 1e-3)
+    phase = (t / leg_s) % 4.0
+    angle = turn_rad * np.where(phase < 1.0, phase, np.where(phase < 3.0, 2.0 - phase, phase - 4.0))
+    window = np.hanning(21)
+    smooth = np.convolve(np.pad(angle, 10, mode="edge"), window / window.sum(), mode="valid")
+    return position_user(t, smooth, stiffness_N_per_m=HAND_GRIP_NM_PER_RAD, damping_N_s_per_m=HAND_GRIP_NMS_PER_RAD,
+                         name="turning hand")
 
 
 # -- compiled simulator ------------------------------------------------------------------------------------
@@ -276,10 +317,26 @@ class SimulatedDevice(Device):
 
     @classmethod
     def from_options(cls, address: str, **options: Any) -> "SimulatedDevice":
-        """``--device sim``: the default simulated device with the render's scripted user and noise seed."""
-        if address:
-            raise DeviceError(f"device sim takes no address (got {address!r})")
+        """``--device sim``: the default simulated device with the render's scripted user and noise seed.
+        ``--device sim:rotary``: the simulated knob (:data:`ROTARY_PARAMS`, rad and N m) turned by
+        :func:`turning_hand` (render's ``--user`` and ``--depth-mm`` move a key and do not apply to it)."""
+        if address not in ("", "rotary"):
+            raise DeviceError(f"device sim takes no address or 'rotary' (got {address!r})")
+        if address == "rotary":
+            return cls(ROTARY_PARAMS, turning_hand(), seed=int(options.get("seed", 0)))
         return cls(user=options.get("user"), seed=int(options.get("seed", 0)))
+
+    @classmethod
+    def axis_for(cls, address: str) -> str:
+        """``rotary`` at ``--device sim:rotary``, else ``linear``."""
+        return "rotary" if address == "rotary" else "linear"
+
+    def session_notes(self) -> dict[str, Any]:
+        """On a rotary axis, the note that the knob is turned by :func:`turning_hand`; else nothing."""
+        if self.params.axis != "rotary" or self.user is None or self.user.name != "turning hand":
+            return {}
+        return {"notes": [f"the simulated knob is turned by a hand {HAND_TURN_RAD:.4g} rad either way at "
+                          f"{HAND_TURN_RADPS:.4g} rad/s (--user and --depth-mm move a key)"]}
 
     def servo_binding(self) -> ServoBinding:
         """The compiled sense/actuate pair over ``(dev, utab, rng)``; the simulator runs on the loop's clock."""
