@@ -8,10 +8,11 @@ Three levels, each needing the one before:
    damping only on a model marked active). A model that is not valid is never loaded, so never rendered.
 2. **passive**: its kind's own analysis (:meth:`hapticam.models.base.Model.passivity`) finds no way for it
    to generate energy (a kind that declares no analysis is not passive).
-3. **renderable**: ``hapticam render`` takes it: valid, on a linear axis (the device adapters render m and
-   N, not a knob's rad and N m), and passive unless told ``--allow-active`` (then each passivity issue is
-   a warning). A stiffness above what a device renders stably at its rate (``K < 2 b / T``) is a warning
-   of render's gate on that device, never a refusal, so renderability does not depend on the device.
+3. **renderable**: ``hapticam render`` takes it: valid and passive unless told ``--allow-active`` (then
+   each passivity issue is a warning), on a device of its axis kind (:func:`axis_refusal`: a key's model,
+   m and N, on a linear device; a knob's, rad and N m, on a rotary one such as ``--device sim:rotary``). A
+   stiffness above what a device renders stably at its rate (``K < 2 b / T``) is a warning of render's gate
+   on that device, never a refusal, so renderability depends on the device only through its axis kind.
 
 The verdict also names the impacts the model's kernels report (each kind's ``impact_events``).
 
@@ -33,8 +34,8 @@ from hapticam.errors import UsageError
 from hapticam.models.base import Model
 from hapticam.models.passivity import PassivityReport
 
-#: the axis the device adapters render (m, N)
-RENDERED_AXIS = "linear"
+#: the axis kind of a model file without ``axis`` and of a device that does not say (m, N)
+DEFAULT_AXIS = "linear"
 
 
 @dataclass
@@ -73,12 +74,17 @@ class Acceptance:
                 "impact_events": list(self.impact_events)}
 
 
-def axis_refusal(axis: str) -> str | None:
-    """Why a model on ``axis`` is not rendered (None on the rendered, linear axis)."""
-    if axis == RENDERED_AXIS:
+def axis_refusal(axis: str, device_axis: str = DEFAULT_AXIS) -> str | None:
+    """Why a model on ``axis`` is not rendered on a device whose handle moves on ``device_axis`` (None when
+    the two agree: a model's numbers are read in its device's units, m and N or rad and N m)."""
+    if axis == device_axis:
         return None
-    return (f"a {axis} model (rad, N m); the device adapters render a linear axis (m, N), so it is not rendered "
-            "(hapticam verify compares it with a rotary capture)")
+    if axis == "rotary":
+        return ("a rotary model (rad, N m); this device renders a linear axis (m, N), so it is not rendered here "
+                "(render it on a rotary device, --device sim:rotary; hapticam verify compares it with a rotary "
+                "capture)")
+    return (f"a {axis} model (m, N); this device renders a rotary axis (rad, N m), so it is not rendered here "
+            "(render it on a linear device, such as --device sim)")
 
 
 def passivity_refusal(report: PassivityReport, marked_active: bool) -> str:
@@ -99,7 +105,7 @@ def impact_events(model: Model) -> tuple[str, ...]:
     return tuple(dict.fromkeys(event for part in model.components() for event in part.impact_events))
 
 
-def judge(model: Model, *, axis: str = RENDERED_AXIS, allow_active: bool = False) -> Acceptance:
+def judge(model: Model, *, axis: str = DEFAULT_AXIS, allow_active: bool = False) -> Acceptance:
     """Check ``model``'s ranges (raises :class:`~hapticam.errors.ModelValidationError` if it is not valid)
     and say whether it is passive (its kind's :meth:`~hapticam.models.base.Model.passivity`) and whether
     render takes it (with ``--allow-active`` if ``allow_active``)."""
@@ -108,9 +114,6 @@ def judge(model: Model, *, axis: str = RENDERED_AXIS, allow_active: bool = False
     verdict = Acceptance(kind=model.kind, components=len(model.components()), axis=axis,
                          marked_active=marked_active(model), passivity=report, allow_active=allow_active,
                          impact_events=impact_events(model))
-    refused_axis = axis_refusal(axis)
-    if refused_axis:
-        verdict.refusals.append(refused_axis)
     if not report.passive:
         if allow_active:
             verdict.warnings.extend(f"not passive: {issue}" for issue in report.issues)

@@ -303,11 +303,12 @@ def load_model_only(source: str | os.PathLike[str]) -> Model:
     return load_model(source)[0]
 
 
-def load_model_to_render(source: str | os.PathLike[str]) -> Model:
-    """Load a model for a device's handle, which moves along a line (m, N): a rotary model (rad, N m; a
-    knob's) is refused with a :class:`~hapticam.errors.ModelFileError` instead of being read in those units."""
+def load_model_to_render(source: str | os.PathLike[str], axis: str = "linear") -> Model:
+    """Load a model for a device whose handle moves on ``axis`` (``linear``: m, N; ``rotary``: a knob, rad,
+    N m): a model on the other axis kind is refused with a :class:`~hapticam.errors.ModelFileError` instead of
+    being read in the device's units."""
     model, doc = load_model(source)
-    refused = axis_refusal(doc.axis)
+    refused = axis_refusal(doc.axis, axis)
     if refused:
         raise ModelFileError(f"{doc.path}: {refused}")
     return model

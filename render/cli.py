@@ -119,6 +119,13 @@ def _device(args: argparse.Namespace) -> Any:
     return device_from_spec(args.device, user=user, seed=args.seed, axis=args.axis, origin_mm=args.origin)
 
 
+def _device_axis(device: str) -> str:
+    """The axis kind (linear or rotary) of the ``--device`` value's adapter: the units render reads the model in."""
+    from hapticam.devices.registry import device_axis
+
+    return device_axis(device)
+
+
 def _vector(text: str) -> tuple[float, float, float]:
     """argparse type: three finite numbers separated by commas."""
     parts = text.split(",")
@@ -155,7 +162,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
                          "render in real time to stream for longer")
     _positive("--max-force", args.max_force)
     config = LoopConfig(rate_hz=args.rate, display=args.display).checked()
-    model = load_model_to_render(args.model)
+    model = load_model_to_render(args.model, axis=_device_axis(args.device))    # rad and N m on a rotary device
     from hapticam.render.gate import check_for_device, control_check
     if args.duration is None and not args.realtime:
         args.duration = 2.0

@@ -88,7 +88,7 @@ class RenderSession:
             _passivity_controller_check(model, device, config.rate_hz)     # the model to render now
             check_model = _with_passivity_check(check_model, device, config.rate_hz)
         self.loop = ServoLoop(model, device, config, safety)
-        self.recorder = Recorder(metadata)
+        self.recorder = Recorder({**(metadata or {}), **({"axis": "rotary"} if device.spec.axis == "rotary" else {})})
         self.notes = self._stale_notes([Path(record).parent if record else None, Path(record_dir) if control else None])
         self.security = ServerSecurity(auth) if auth is not None and (telemetry or control) else None
         self.publisher = None
@@ -96,8 +96,9 @@ class RenderSession:
         try:
             if telemetry:
                 self.publisher = TelemetryPublisher(telemetry, self.loop.rate_hz, security=self.security)
-            if load_model is None:
-                from hapticam.models.files import load_model_to_render as load_model
+            if load_model is None:             # a swap reads the model in the device's units (linear or rotary)
+                from hapticam.models.files import load_model_to_render
+                load_model = lambda source: load_model_to_render(source, device.spec.axis)  # noqa: E731
             if control:
                 self.control = ControlServer(control, self.loop, self.recorder, load_model, record_dir=record_dir,
                                              model_dir=model_dir, check_model=check_model, security=self.security,
