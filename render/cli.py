@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 from hapticam.devices.cli import seed_arg
-from hapticam.errors import UsageError
+from hapticam.errors import HapticError, RenderError, UsageError
 from hapticam.fileio import check_output_file, json_safe, report_json
 
 #: who can connect to the telemetry and control sockets (``render --help``, ``monitor --help``)
@@ -152,7 +153,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     from hapticam.models.files import load_model_to_render
     from hapticam.render.loop import MAX_SIMULATED_TICKS, LoopConfig
     from hapticam.render.safety import SafetyConfig
-    from hapticam.render.session import RenderSession
+    from hapticam.render.session import RenderSession, StopFailed
 
     _positive("--duration", args.duration)
     _finite("--duration", args.duration)
@@ -169,7 +170,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
     device = _device(args)
     safety = SafetyConfig(max_force_N=args.max_force, passivity=args.passivity)
     n = None if args.realtime else int(round(args.duration * config.rate_hz))
-    with device:
+    problems: list[str] = []                    # what failed as the run stopped: said after the statistics
+    with _opened(device, problems):
         gate_warnings = check_for_device(model, device.spec, config.rate_hz, allow_active=args.allow_active)
         if not args.realtime and not device.servo_binding().simulated:
             raise UsageError(f"--device {args.device}: --simulated-clock needs a simulated device; "
@@ -182,21 +184,14 @@ def _cmd_render(args: argparse.Namespace) -> int:
                                 metadata={"source": "hapticam render", "model": args.model,
                                           "device": args.device, "rate_hz": args.rate, "user": args.user,
                                           **({"device_link": link} if (link := device.session_notes()) else {})})
-        for warning in gate_warnings:                    # once every argument has been accepted
-            print(f"warning: {warning}", file=sys.stderr)
         info = sys.stderr if args.json else sys.stdout          # under --json, stdout holds only the JSON
-        if args.telemetry:
-            print(f"telemetry: {args.telemetry}", file=info)
-        if args.control:
-            print(f"control: {args.control}", file=info)
-        for note in device.session_notes().get("notes", []):
-            print(f"device: {note}", file=info)
-        for note in session.notes:
-            print(f"note: {note}", file=sys.stderr)
-        print(f"display: {session.loop.display.summary()}", file=info)
-        if args.realtime and args.duration is None:
-            print("rendering; Ctrl-C to stop", file=info, flush=True)
-        report = session.run(args.duration, realtime=args.realtime)
+        _say_before_run(args, gate_warnings, device, session, info)
+        notes_shown = len(getattr(device, "notes", None) or [])
+        try:
+            report = session.run(args.duration, realtime=args.realtime)
+        except StopFailed as exc:           # the run ended, a step of its finish failed: statistics first
+            report = exc.report
+            problems += exc.problems
     if args.json:
         print(json.dumps(json_safe({"stats": report.stats.to_dict(), "events": [e.to_dict() for e in report.events],
                                     "recording": None if report.recording is None else {
@@ -204,8 +199,32 @@ def _cmd_render(args: argparse.Namespace) -> int:
                                     "telemetry_sent": report.telemetry_sent,
                                     "telemetry_dropped": report.telemetry_dropped,
                                     "interrupted": report.interrupted, "signal": report.signal,
-                                    "hygiene": report.hygiene, "warnings": gate_warnings})))
-        return 1 if report.stats.fault else 0
+                                    "hygiene": report.hygiene, "warnings": gate_warnings, "errors": problems})))
+        return _exit_code(report, problems, device, notes_shown, info)
+    _print_report(args, report, device)
+    return _exit_code(report, problems, device, notes_shown, info)
+
+
+def _say_before_run(args: argparse.Namespace, gate_warnings: list[str], device: Any, session: Any, info: Any) -> None:
+    """What a render says once every argument has been accepted, before its first tick: the gate's
+    warnings, the endpoints, the device's and the session's notes, and what the display keeps."""
+    for warning in gate_warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.telemetry:
+        print(f"telemetry: {args.telemetry}", file=info)
+    if args.control:
+        print(f"control: {args.control}", file=info)
+    for note in device.session_notes().get("notes", []):
+        print(f"device: {note}", file=info)
+    for note in session.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"display: {session.loop.display.summary()}", file=info)
+    if args.realtime and args.duration is None:
+        print("rendering; Ctrl-C to stop", file=info, flush=True)
+
+
+def _print_report(args: argparse.Namespace, report: Any, device: Any) -> None:
+    """The run's statistics, its first 20 safety events, telemetry, recording and how it stopped (stdout)."""
     print(report.stats.summary())
     if args.realtime and not report.stats.scheduling.startswith("SCHED_FIFO") and not device.external_clock:
         from hapticam.render.loop import REALTIME_HINT
@@ -222,6 +241,29 @@ def _cmd_render(args: argparse.Namespace) -> int:
         print(f"recorded {report.recording[1]} ticks to {report.recording[0]}")
     if report.interrupted:
         print(f"stopped by {'Ctrl-C' if report.signal == 'SIGINT' else report.signal} (force zeroed)")
+
+
+@contextlib.contextmanager
+def _opened(device: Any, problems: list[str]) -> Iterator[Any]:
+    """``with device`` (open, then close: zero force and disable), except that closing it after a run that
+    ended fails into ``problems`` rather than raising, so that the run's statistics are printed first."""
+    with contextlib.ExitStack() as failing:
+        failing.enter_context(device)              # closed by the stack only if the body raises
+        yield device
+        failing.pop_all()
+    try:
+        device.close()
+    except HapticError as exc:
+        problems.append(str(exc))
+
+
+def _exit_code(report: Any, problems: list[str], device: Any, notes_shown: int, info: Any) -> int:
+    """After the report: what the device said as it closed, then what failed as the run stopped (one line,
+    exit code 2); else 1 if the loop stopped on a fault, 0 if not."""
+    for note in list(getattr(device, "notes", None) or [])[notes_shown:]:
+        print(f"device: {note}", file=info)
+    if problems:
+        raise RenderError("; ".join(problems))
     return 1 if report.stats.fault else 0
 
 

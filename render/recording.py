@@ -5,13 +5,20 @@ columns ``v_mps,force_cmd_N,flags,lateness_us`` (the capture loader keeps ``v_mp
 ignored). ``force_N`` is the force rendered (after the safety layer), ``force_cmd_N`` the model's.
 
 Crash safety: a :class:`Recorder` streams ticks to ``NAME.partial`` beside the destination as they
-arrive (bounded memory: one batch at a time), flushes it to the operating system every
-``flush_period_s`` (1 s) and ``fsync``\\ s it, and at ``stop`` appends the run's final metadata
-(``# ticks: N`` ...) and renames it onto ``NAME``. So a reader never sees a partial file under the
-destination's name; after ``kill -9`` or a power cut the ``.partial`` file holds a valid capture up to
-the last flush (at most one flush period and one partial line lost), which
-:func:`hapticam.render.recover.recover` (``hapticam recover``) completes. The partial file's header names
-the writing process (``# pid: N``), so a stale one can be told from one still being written.
+arrive (bounded memory: one batch at a time), hands them to the operating system every
+``flush_period_s`` (``FLUSH_PERIOD_S``, 50 ms) and ``fsync``\\ s the file every ``sync_period_s``
+(``SYNC_PERIOD_S``, 1 s), both on the thread that adds the rows (the session's pump, never the servo
+tick), and at ``stop`` appends the run's final metadata (``# ticks: N`` ...) and renames it onto ``NAME``.
+So a reader never sees a partial file under the destination's name; after ``kill -9`` the ``.partial``
+file holds a valid capture up to the last flush (the ticks of at most one flush period and one pump batch,
+about 60 ms, and one partial line lost; ``hapticam bench soak --kill-trials N`` measures it), after a
+power cut up to the last ``fsync`` (about a second); :func:`hapticam.render.recover.recover`
+(``hapticam recover``) completes it. The partial file's header names the writing process (``# pid: N``),
+so a stale one can be told from one still being written.
+
+A write that fails (a full disk, a file size limit) cuts the recording short: the recorder closes the
+partial file, drops every later tick, and its ``stop`` raises :class:`~hapticam.errors.RenderError` with
+one line saying why and after how many ticks (``failure``), leaving the partial for ``hapticam recover``.
 """
 
 from __future__ import annotations
@@ -35,7 +42,10 @@ RECORD_COLUMNS = ("t_s", "x_m", "force_N", "v_mps", "force_cmd_N", "flags", "lat
 _RING_INDEX = (R_T, R_X, R_F, R_V, R_FCMD, R_FLAGS, R_LATE)
 _ROW_FORMAT = "%.9f,%.9e,%.9e,%.9e,%.9e,%d,%.3f\n"
 PARTIAL_SUFFIX = ".partial"
-FLUSH_PERIOD_S = 1.0
+#: how often rows are handed to the operating system (s): what a ``kill -9`` loses, plus one pump batch
+FLUSH_PERIOD_S = 0.05
+#: how often the partial file is ``fsync``\ ed (s): what a power cut loses
+SYNC_PERIOD_S = 1.0
 RECORD_SUFFIXES = (".csv", ".txt")
 
 
@@ -90,18 +100,25 @@ def write_recording(path: str | os.PathLike[str], rows: np.ndarray, metadata: di
 class Recorder:
     """Streams ticks from the loop's pump (``add``) between ``start`` and ``stop`` to a partial file that
     ``stop`` completes and renames into place (module docstring). Thread-safe: the control thread
-    starts and stops it while the pump thread adds rows. Memory is bounded by one batch."""
+    starts and stops it while the pump thread adds rows. Memory is bounded by one batch.
 
-    def __init__(self, metadata: dict[str, Any] | None = None, flush_period_s: float = FLUSH_PERIOD_S) -> None:
+    ``flush_period_s`` and ``sync_period_s`` (s): module docstring. ``failure``: why the current recording
+    was cut short (``None`` while every write succeeded)."""
+
+    def __init__(self, metadata: dict[str, Any] | None = None, flush_period_s: float = FLUSH_PERIOD_S,
+                 sync_period_s: float = SYNC_PERIOD_S) -> None:
         self.metadata = dict(metadata or {})
         self.flush_period_s = flush_period_s
+        self.sync_period_s = sync_period_s
         self._lock = threading.Lock()
         self._fh: IO[str] | None = None
         self._partial: Path | None = None
         self._last_flush = 0.0
+        self._last_sync = 0.0
         self.path: Path | None = None
         self.ticks = 0
         self.flushes = 0
+        self.failure: str | None = None
         self._closed = False
 
     @property
@@ -129,39 +146,62 @@ class Recorder:
                 raise RenderError(f"{p}: cannot record ({exc.strerror or exc})") from exc
             fh = io.open(fd, "w", encoding="utf-8", buffering=1 << 20, newline="\n")
             started = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-            fh.write(metadata_lines({**self.metadata, "pid": os.getpid(), "started": started}))
-            fh.write(",".join(RECORD_COLUMNS) + "\n")
-            self._fh, self._partial, self.path, self.ticks = fh, part, p, 0
-            self._flush()
+            self._fh, self._partial, self.path, self.ticks, self.failure = fh, part, p, 0, None
+            try:
+                fh.write(metadata_lines({**self.metadata, "pid": os.getpid(), "started": started}))
+                fh.write(",".join(RECORD_COLUMNS) + "\n")
+                self._flush(sync=True)
+            except OSError as exc:
+                self._cut_short(exc)
+                self._partial, self.path = None, None
+                part.unlink(missing_ok=True)                        # no tick in it
+                raise RenderError(f"{p}: cannot record ({exc.strerror or exc})") from exc
         return p
 
     def add(self, first_tick: int, rows: np.ndarray) -> None:
-        """Append rows (formatted at once: nothing is kept in memory); flush if a period has passed."""
+        """Append rows (formatted at once: nothing is kept in memory); flush (and sync) if a period has
+        passed. A write that fails cuts the recording short (module docstring); nothing is raised."""
         with self._lock:
             if self._fh is None or rows.size == 0:
                 return
-            self._fh.write(format_rows(rows))
-            self.ticks += rows.shape[0]
-            if time.monotonic() - self._last_flush >= self.flush_period_s:
-                self._flush()
+            try:
+                self._fh.write(format_rows(rows))
+                self.ticks += rows.shape[0]
+                now = time.monotonic()
+                if now - self._last_flush >= self.flush_period_s:
+                    self._flush(sync=now - self._last_sync >= self.sync_period_s)
+            except OSError as exc:
+                self._cut_short(exc)
 
-    def _flush(self) -> None:
-        """Hand the buffered lines to the operating system and the disk (survives kill -9 and power loss)."""
+    def _flush(self, sync: bool) -> None:
+        """Hand the buffered lines to the operating system (they survive kill -9) and, if ``sync``, to the
+        disk (they survive a power cut)."""
         assert self._fh is not None
         self._fh.flush()
-        os.fsync(self._fh.fileno())
         self._last_flush = time.monotonic()
+        if sync:
+            os.fsync(self._fh.fileno())
+            self._last_sync = self._last_flush
         self.flushes += 1
+
+    def _cut_short(self, exc: OSError) -> None:
+        """Stop writing after a failed write: say why in ``failure`` and close the partial file."""
+        fh, self._fh = self._fh, None
+        self.failure = f"{exc.strerror or exc} at tick {self.ticks}"
+        _close_quietly(fh)
 
     def stop(self, extra_metadata: dict[str, Any] | None = None, *, final: bool = False) -> tuple[Path, int] | None:
         """Complete the recording; returns ``(path, ticks)`` or ``None`` if not recording. ``final``: the
         session ends, and ``start`` refuses from now on."""
         with self._lock:
             self._closed = self._closed or final
-            if self._fh is None:
+            if self.path is None:
                 return None
             fh, part, path, n = self._fh, self._partial, self.path, self.ticks
             self._fh, self._partial, self.path, self.ticks = None, None, None, 0
+            if fh is None:
+                raise RenderError(f"{path}: recording cut short: {self.failure}; the ticks written before are in "
+                                  f"{part}: complete them with 'hapticam recover {part}'")
             try:
                 fh.write(metadata_lines({**(extra_metadata or {}), "ticks": n}))
                 fh.flush()
@@ -169,6 +209,17 @@ class Recorder:
                 fh.close()
                 os.replace(part, path)
             except OSError as exc:
-                raise RenderError(f"{path}: cannot complete the recording ({exc.strerror or exc}); "
-                                  f"the ticks so far are in {part}") from exc
+                self.failure = f"{exc.strerror or exc} at tick {n}"
+                _close_quietly(fh)
+                raise RenderError(f"{path}: recording cut short: {self.failure}; the ticks written before are in "
+                                  f"{part}: complete them with 'hapticam recover {part}'") from exc
         return path, n
+
+
+def _close_quietly(fh: IO[str] | None) -> None:
+    """Close a partial file after a failed write: flush what it can; the descriptor is closed even if that fails."""
+    if fh is not None:
+        try:
+            fh.close()
+        except OSError:
+            pass

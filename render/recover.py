@@ -2,7 +2,8 @@
 
 A render streams its recording to ``NAME.csv.partial`` (:mod:`hapticam.render.recording`); a process
 killed without a chance to finish (``kill -9``, a crash, a power cut) leaves that file with every tick up
-to its last flush (at most about a second before the end) and perhaps half a line after it.
+to its last flush (``kill -9``, a crash: about 60 ms before the end; a power cut: its last ``fsync``,
+about a second) and perhaps half a line after it.
 :func:`recover` writes its complete lines and the metadata a finished recording carries (``ticks``,
 ``recovered``) to a temporary file beside it, renames that to ``NAME.csv`` (``NAME.recovered.csv`` if
 ``NAME.csv`` exists) and only then removes the partial, so ``identify`` and ``verify`` read it like any

@@ -4,8 +4,11 @@ Real time: the loop runs on its own thread; a pump thread streams its ticks to t
 telemetry publisher; a control thread answers requests. Ctrl-C (SIGINT) and SIGTERM end a session the
 same way: the loop stops, writing zero force as its last act, the pump drains the remaining ticks, the
 recording is completed and renamed into place, and the statistics are returned (a second signal during
-that short finish is noted, not obeyed). ``kill -9`` leaves the recording's ``.partial`` file, valid up
-to its last flush (:mod:`hapticam.render.recover`).
+that short finish is noted, not obeyed). Every step of that finish is taken even if an earlier one
+failed (a servo thread that failed, a recording cut short by a full disk): the session then raises
+:class:`StopFailed`, which says what failed and carries the report with the statistics there are.
+``kill -9`` leaves the recording's ``.partial`` file, valid up to its last flush
+(:mod:`hapticam.render.recover`).
 
 Simulated clock: the loop runs on the calling thread as fast as it can; the ring is sized to hold the
 whole run, and recording and telemetry are served from it at the end of each chunk.
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hapticam.devices.base import Device
+from hapticam.errors import RenderError
 from hapticam.fileio import remove_stale_temp_files
 from hapticam.models.base import Model
 from hapticam.render import clock
@@ -52,6 +56,16 @@ class SessionReport:
     lost_ticks: int = 0
     signal: str | None = None
     hygiene: dict[str, str] = field(default_factory=dict)
+
+
+class StopFailed(RenderError):
+    """A session ended, but a step of its finish failed (module docstring): the message says what, one
+    line each; ``report`` holds the statistics, events and counters there are."""
+
+    def __init__(self, problems: list[str], report: SessionReport) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+        self.report = report
 
 
 class _Stopped(KeyboardInterrupt):
@@ -132,7 +146,8 @@ class RenderSession:
         return {"telemetry": None if pub is None else {"seq": pub.seq, "sent": pub.sent, "dropped": pub.dropped,
                                                        "refused_subscriptions": pub.refused_subscriptions,
                                                        "resets": pub.resets},
-                "lost_ticks": self.pump.reader.lost, "recorded_ticks": self.recorder.ticks}
+                "lost_ticks": self.pump.reader.lost, "recorded_ticks": self.recorder.ticks,
+                "recording_failure": self.recorder.failure}
 
     def _close_sockets(self) -> None:
         if self.control is not None:
@@ -143,10 +158,13 @@ class RenderSession:
             self.security.close()
 
     def run(self, duration_s: float | None, realtime: bool = True) -> SessionReport:
-        """Run for ``duration_s`` (``None``: until stopped by a signal or a control ``stop``)."""
+        """Run for ``duration_s`` (``None``: until stopped by a signal or a control ``stop``). Raises
+        :class:`StopFailed`, with the report, when a step of the finish failed."""
         got: list[str] = []
+        problems: list[str] = []
         previous = _install_stop_handlers(got)
         stats = None
+        recording = None
         try:
             if self.control is not None:
                 self.control.start()
@@ -159,25 +177,34 @@ class RenderSession:
                 _install_stop_handlers(got, quiet=True)          # the finish below is not interrupted
                 try:
                     stats = self.loop.stop()
+                except RenderError as exc:                       # the servo thread failed or hung
+                    problems.append(str(exc))
+                    stats = self.loop.stats()
                 finally:
                     if realtime and self.pump.is_alive():
                         self.pump.halt()
                     else:
                         self.pump.drain()
                     self._close_sockets()
-                    recording = self.recorder.stop({"ticks_lost": self.pump.reader.lost,
-                                                    "safety_interventions": self.loop.stats().interventions,
-                                                    **({"stopped_by": got[0]} if got else {})}, final=True)
+                    try:
+                        recording = self.recorder.stop({"ticks_lost": self.pump.reader.lost,
+                                                        "safety_interventions": self.loop.stats().interventions,
+                                                        **({"stopped_by": got[0]} if got else {})}, final=True)
+                    except RenderError as exc:                   # a full disk: cut short, the partial kept
+                        problems.append(str(exc))
         finally:
             _restore_handlers(previous)
             hygiene = clock.release_hygiene()
-        return SessionReport(stats=stats, events=self.loop.all_events(), recording=recording,
-                             interrupted=bool(got), signal=got[0] if got else None,
-                             telemetry_sent=self.publisher.sent if self.publisher else 0,
-                             telemetry_dropped=self.publisher.dropped if self.publisher else 0,
-                             telemetry_refused_subscriptions=self.publisher.refused_subscriptions
-                             if self.publisher else 0,
-                             lost_ticks=self.pump.reader.lost, hygiene=hygiene)
+        report = SessionReport(stats=stats, events=self.loop.all_events(), recording=recording,
+                               interrupted=bool(got), signal=got[0] if got else None,
+                               telemetry_sent=self.publisher.sent if self.publisher else 0,
+                               telemetry_dropped=self.publisher.dropped if self.publisher else 0,
+                               telemetry_refused_subscriptions=self.publisher.refused_subscriptions
+                               if self.publisher else 0,
+                               lost_ticks=self.pump.reader.lost, hygiene=hygiene)
+        if problems:
+            raise StopFailed(problems, report)
+        return report
 
     def _run_loop(self, duration_s: float | None, realtime: bool) -> None:
         if realtime:
