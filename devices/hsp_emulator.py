@@ -6,7 +6,8 @@ subprocess on the master side of a fresh pseudo-terminal (raw mode) and hands ou
 device's parameters (:class:`~hapticam.devices.sim.SimParams`) and scripted user
 (:class:`~hapticam.devices.users.User`), so a rendering on the emulator compares with the simulator.
 Faults are the emulator's command-line flags (``drop_every``, ``corrupt_every``, ``late_every`` with
-``late_us``, ``silence_at_ms`` with ``silence_ms``, ``unplug_at_ms``); ``reported`` makes the firmware state
+``late_us``, ``silence_at_ms`` with ``silence_ms``, ``unplug_at_ms``, ``slow_us``: every frame after ENABLE
+takes that many us to handle); ``reported`` makes the firmware state
 other figures than the plant's in its INFO (a firmware with a bad calibration: infinite, NaN or negative).
 """
 
@@ -29,7 +30,8 @@ from hapticam.devices.users import User
 from hapticam.errors import DeviceError
 
 EMULATOR_SOURCE = Path(__file__).resolve().parent / "emulators" / "hsp_emu.c"
-FAULT_FLAGS = ("drop_every", "corrupt_every", "late_every", "late_us", "silence_at_ms", "silence_ms", "unplug_at_ms")
+FAULT_FLAGS = ("drop_every", "corrupt_every", "late_every", "late_us", "silence_at_ms", "silence_ms", "unplug_at_ms",
+               "slow_us")
 #: INFO figures ``reported`` may set, and the firmware's flag for each (the plant uses the same figure)
 INFO_FLAGS = {"max_force_N": "--fmax", "continuous_force_N": "--fcont", "max_force_rate_N_per_s": "--rate",
               "damping_N_s_per_m": "--damping", "counts_per_m": "--cpm", "workspace_lo_m": "--ws-lo",
@@ -61,7 +63,7 @@ class HspEmulator:
     simulator's clock); ``"wall"`` by real time. ``reported`` maps INFO figures (:data:`INFO_FLAGS`, SI
     units) to the values the firmware states instead of the plant's (any float: ``inf``, ``nan``, negative).
     After :meth:`stop`, :attr:`summary` holds the emulator's counters (``crc_errors``, ``watchdog_trips``,
-    ``dropped``, ...) and :attr:`log` its stderr.
+    ``dropped``, ``disables``: DISABLE frames handled, ...) and :attr:`log` its stderr.
     """
 
     def __init__(self, params: SimParams | None = None, user: User | None = None, *, plant_clock: str = "frames",

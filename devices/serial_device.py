@@ -8,9 +8,10 @@ latency timer; the outcome is kept in :attr:`SerialDevice.notes` for the session
 HELLO -> INFO (the :class:`~hapticam.devices.base.DeviceSpec`), CONFIG (firmware watchdog, stream
 rate) -> ACK, ENABLE -> ACK + STATE (the handle's position before the first FORCE).
 
-Each tick (compiled, :func:`serial_sense` / :func:`serial_actuate`): non-blocking ``read(2)`` and
-``write(2)`` on the port's file descriptor, called from numba through libc (``types.ExternalFunction``;
-the symbols are checked with ctypes when this module is imported), and the frame parser of
+Each tick (compiled, :func:`serial_sense` / :func:`serial_actuate` of :mod:`hapticam.devices.serial_tick`):
+non-blocking ``read(2)`` and ``write(2)`` on the port's file descriptor, called from numba through libc
+(``types.ExternalFunction``; the symbols are checked with ctypes when that module is imported), and the
+frame parser of
 :mod:`hapticam.devices.hsp_frames`. Lockstep: tick ``k`` consumes the STATE answering FORCE ``k`` (sent
 by tick ``k-1``) and sends FORCE ``k+1``. The device samples its encoder when a FORCE arrives, so the
 position a tick uses is one period old: the I/O adds one tick of delay (and the quantisation of 1/cpm
@@ -29,12 +30,14 @@ Faults, as the servo loop sees them (status codes of :mod:`hapticam.devices.base
   returning 0 or EIO (``FAULT_GONE``: cable out); the device disabled or faulty (``FAULT_DEVICE``). The
   adapter never reconnects inside a run: a lost device refuses a new binding; a port in use refuses a
   second open.
+
+After the loop (Python, close): the FORCE frames still queued in the port are dropped, FORCE 0 and DISABLE
+sent and DISABLE's ACK awaited, all within ``timeout_s``; a firmware too slow or busy to take or answer them
+in that time is noted (:attr:`SerialDevice.notes`), not raised, and its watchdog zeroes the force.
 """
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import math
 import os
 import select
@@ -44,207 +47,16 @@ from typing import Any
 
 import numpy as np
 import serial  # pyserial: pip install 'hapticam[serial]'
-from numba import carray, njit, types
 
 from hapticam.devices import hsp_frames as hf
-from hapticam.devices.base import (IO_AUX0, IO_AUX1, IO_FORCE, IO_HAS_V, IO_SEQ, IO_SIZE, IO_T, IO_V, IO_X,
-                                   Device, DeviceSpec, DeviceState, ServoBinding, UnopenedDeviceSpec)
+from hapticam.devices.base import (IO_FORCE, IO_SIZE, Device, DeviceSpec, DeviceState, ServoBinding,
+                                   UnopenedDeviceSpec)
+from hapticam.devices.serial_tick import (  # noqa: F401  (ERR_*, FAULT_*: the status codes, read by tests)
+    COUNTERS, ERR_DEVICE, ERR_FRAME, ERR_TX, ERR_WATCHDOG, ERROR_FRAME_TEXT, FAULT_DEVICE, FAULT_GONE,
+    FAULT_SILENT, F_APPLIED_N, F_FMAX_N, F_LIMIT_DT_S, F_M_PER_COUNT, F_SILENCE_S, F_SIZE, F_T, F_X, I_ECHO,
+    I_ERRNO, I_FD, I_FRESH, I_GONE, I_LAST_TUS, I_RX_N, I_SEQ, I_SILENCE_LIMIT, I_SIZE, I_STATUS,
+    MAX_WIRE_FORCE_N, RX_CAP, STATUS_TEXT, TX_CAP, serial_actuate, serial_sense, silence_limit_ticks)
 from hapticam.errors import DeviceError, UsageError
-
-_LIBC_SYMBOLS = ("read", "write", "__errno_location")
-
-
-def _check_libc() -> None:
-    """Every libc symbol the compiled tick calls must resolve before anything is compiled."""
-    libc = ctypes.CDLL(None)
-    for name in _LIBC_SYMBOLS:
-        if not hasattr(libc, name):
-            raise DeviceError(f"serial device: the C library lacks {name!r}; this platform is not supported")
-
-
-_check_libc()
-c_read = types.ExternalFunction("read", types.int64(types.int32, types.int64, types.uint64))
-c_write = types.ExternalFunction("write", types.int64(types.int32, types.int64, types.uint64))
-c_errno_location = types.ExternalFunction("__errno_location", types.CPointer(types.int32)())
-
-# status codes (> 0 recoverable, < 0 fatal; hapticam.devices.base)
-ERR_FRAME = 1
-ERR_TX = 2
-ERR_DEVICE = 3
-ERR_WATCHDOG = 4
-FAULT_GONE = -1
-FAULT_SILENT = -2
-FAULT_DEVICE = -3
-STATUS_TEXT = {ERR_FRAME: "a frame with a bad CRC or length was dropped",
-               ERR_TX: "the port did not take a FORCE frame (force not sent this tick)",
-               ERR_DEVICE: "the device answered with an ERROR frame",
-               ERR_WATCHDOG: "the device's watchdog zeroed the force (no FORCE within watchdog_ms)",
-               FAULT_GONE: "device lost (hang-up: cable out or firmware reset)",
-               FAULT_SILENT: "device silent longer than silence_ms", FAULT_DEVICE: "device disabled or faulty"}
-#: the codes of an ERROR frame (serial_protocol.md)
-ERROR_FRAME_TEXT = {1: "wrong payload length", 2: "unknown frame type", 3: "FORCE before ENABLE",
-                    4: "CONFIG out of range", 5: "protocol version not supported"}
-
-# int64 state
-I_FD, I_RX_N, I_SEQ, I_LAST_TUS, I_FRESH, I_GONE, I_SILENT, I_SILENCE_LIMIT, I_STATUS, I_ECHO = range(10)
-I_N_STATE, I_N_BAD, I_N_STALE, I_N_OLD, I_N_ERROR, I_N_WATCHDOG, I_N_TX_FAIL, I_DEV_RX_ERR = range(10, 18)
-I_N_OTHER, I_ERRNO, I_WD_PENDING = 18, 19, 20
-I_SIZE = 21
-COUNTERS = {"states": I_N_STATE, "bad_frames": I_N_BAD, "stale_ticks": I_N_STALE, "old_states": I_N_OLD,
-            "error_frames": I_N_ERROR, "watchdog_reports": I_N_WATCHDOG, "tx_failures": I_N_TX_FAIL,
-            "device_rx_errors": I_DEV_RX_ERR, "other_frames": I_N_OTHER}
-# float64 state
-F_M_PER_COUNT, F_X, F_T, F_APPLIED_N, F_FMAX_N, F_SILENCE_S, F_LIMIT_DT_S = range(7)
-F_SIZE = 7
-RX_CAP = 1024
-TX_CAP = 64
-#: the largest force a FORCE frame carries (N): i32 uN (serial_protocol.md)
-MAX_WIRE_FORCE_N = (2**31 - 1) * 1e-6
-MAX_READS = 16            # read/parse rounds per tick (bounds the tick's time after a burst)
-
-
-@njit(cache=True, nogil=True)
-def errno_now():
-    """The calling thread's ``errno`` (glibc ``__errno_location``)."""
-    return carray(c_errno_location(), (1,))[0]
-
-
-@njit(cache=True, nogil=True)
-def _take_state(ist, fst, rx, p):
-    """Consume one STATE payload at ``rx[p:]``; returns 1 if it is a fresh sample, else 0."""
-    tus = hf.get_u32(rx, p + 4)
-    d = (tus - ist[I_LAST_TUS]) & 0xFFFFFFFF               # device time advance (us, modulo 2^32)
-    ist[I_N_STATE] += 1
-    if d == 0 or d >= 0x80000000:
-        ist[I_N_OLD] += 1                                    # not newer than the last sample: discarded
-        return 0
-    fst[F_T] += d * 1e-6                                     # t = t_prev + dt_us * 1e-6 (unwrapped)
-    ist[I_LAST_TUS] = tus
-    ist[I_FRESH] += 1
-    ist[I_ECHO] = hf.get_u32(rx, p)
-    fst[F_X] = hf.get_i32(rx, p + 8) * fst[F_M_PER_COUNT]  # x = counts / cpm
-    fst[F_APPLIED_N] = hf.get_i32(rx, p + 12) * 1e-6        # applied force on the handle (uN -> N)
-    ist[I_STATUS] = hf.get_u16(rx, p + 16)
-    ist[I_DEV_RX_ERR] = hf.get_u16(rx, p + 18)
-    if ist[I_STATUS] & hf.ST_WATCHDOG:                     # latched by the firmware until this STATE
-        ist[I_N_WATCHDOG] += 1
-        ist[I_WD_PENDING] = 1
-    return 1
-
-
-@njit(cache=True, nogil=True)
-def _parse(ist, fst, rx):
-    """Parse every complete frame in ``rx[:n]``, keep the incomplete tail; returns (fresh, status)."""
-    n = ist[I_RX_N]
-    pos, fresh, status = 0, 0, 0
-    while True:
-        res, start, nxt = hf.find_frame(rx, pos, n)
-        if res == hf.FRAME_NONE:
-            break
-        if res == hf.FRAME_BAD:
-            ist[I_N_BAD] += 1
-            status = ERR_FRAME
-        else:
-            ftype = rx[start + 2]
-            plen = rx[start + 3]
-            if ftype == hf.T_STATE and plen == hf.STATE_LEN:
-                fresh += _take_state(ist, fst, rx, start + hf.HEADER)
-            elif ftype == hf.T_ERROR:
-                ist[I_N_ERROR] += 1
-                status = ERR_DEVICE
-            else:
-                ist[I_N_OTHER] += 1
-        pos = nxt
-    for i in range(n - start):                              # keep the tail from `start`
-        rx[i] = rx[start + i]
-    ist[I_RX_N] = n - start
-    return fresh, status
-
-
-@njit(cache=True, nogil=True)
-def serial_sense(state, io):
-    """The binding's ``sense``: read what the port holds, parse it, fill the I/O block (module docstring)."""
-    ist, fst, rx = state[0], state[1], state[2]
-    fresh, status, base = 0, 0, rx.ctypes.data
-    for _ in range(MAX_READS):
-        n = ist[I_RX_N]
-        r = c_read(np.int32(ist[I_FD]), base + n, rx.size - n)
-        if r == 0:
-            ist[I_GONE] = 1                                  # VMIN = 1: 0 bytes is a hang-up
-        elif r < 0:
-            e = errno_now()
-            if e != errno.EAGAIN and e != errno.EINTR:
-                ist[I_GONE] = 1
-                ist[I_ERRNO] = e
-        if r <= 0:
-            break
-        ist[I_RX_N] = n + r
-        f, s = _parse(ist, fst, rx)
-        fresh += f
-        if s != 0:
-            status = s
-    if fresh > 0:
-        ist[I_SILENT] = 0
-        st = ist[I_STATUS]
-        if ist[I_WD_PENDING] != 0:
-            ist[I_WD_PENDING] = 0
-            status = ERR_WATCHDOG
-        if (st & hf.ST_ENABLED) == 0 or (st & hf.ST_FAULT) != 0:
-            status = FAULT_DEVICE
-    elif ist[I_ECHO] != ist[I_SEQ]:                          # a FORCE is waiting for its STATE
-        ist[I_SILENT] += 1
-        ist[I_N_STALE] += 1
-    io[IO_X] = fst[F_X]
-    io[IO_V] = 0.0
-    io[IO_HAS_V] = 0.0
-    io[IO_SEQ] = ist[I_FRESH]
-    io[IO_T] = fst[F_T]
-    io[IO_AUX0] = -fst[F_APPLIED_N]                         # applied force in the model's convention (N)
-    io[IO_AUX1] = ist[I_SEQ] - ist[I_ECHO]                  # age of the sample in FORCE frames
-    if ist[I_GONE] != 0:
-        return FAULT_GONE
-    if ist[I_SILENT] >= ist[I_SILENCE_LIMIT]:
-        return FAULT_SILENT
-    return status
-
-
-@njit(cache=True, nogil=True)
-def silence_limit_ticks(silence_s, dt_s):
-    """Ticks of period ``dt_s`` (s) that make ``silence_s`` (s) of silence, at least one."""
-    return max(1, int(math.ceil(silence_s / dt_s - 1e-9)))
-
-
-@njit(cache=True, nogil=True)
-def serial_actuate(state, io, dt_s):
-    """The binding's ``actuate``: send FORCE(seq, uN) with ``-io[IO_FORCE]`` (the handle's force along +x),
-    clamped to the device maximum; non-blocking, one ``write(2)``."""
-    ist, fst, tx = state[0], state[1], state[3]
-    if ist[I_GONE] != 0:
-        return FAULT_GONE
-    # the silence limit in ticks of the loop's own period (known here, not at binding), set when it changes
-    if dt_s > 0.0 and dt_s != fst[F_LIMIT_DT_S]:
-        ist[I_SILENCE_LIMIT] = silence_limit_ticks(fst[F_SILENCE_S], dt_s)
-        fst[F_LIMIT_DT_S] = dt_s
-    f = -io[IO_FORCE]
-    fmax = fst[F_FMAX_N]                                  # at most MAX_WIRE_FORCE_N (set at open)
-    f = min(max(f, -fmax), fmax) if f == f else 0.0
-    seq = ist[I_SEQ] + 1
-    ist[I_SEQ] = seq
-    hf.put_u32(tx, hf.HEADER, seq)
-    hf.put_u32(tx, hf.HEADER + 4, np.int64(round(f * 1e6)))  # uN, two's complement
-    end = hf.put_frame(tx, 0, hf.T_FORCE, hf.FORCE_LEN)
-    r = c_write(np.int32(ist[I_FD]), tx.ctypes.data, end)
-    if r == end:
-        return 0
-    if r < 0:
-        e = errno_now()
-        if e != errno.EAGAIN and e != errno.EINTR:
-            ist[I_GONE] = 1
-            ist[I_ERRNO] = e
-            return FAULT_GONE
-    ist[I_N_TX_FAIL] += 1                                  # not sent, or sent in part (the device resyncs)
-    return ERR_TX
-
 
 def _f32(v: float) -> float:
     return float(f"{v:.7g}")  # a float32 field as the decimal the firmware's author wrote (7 digits)
@@ -340,10 +152,26 @@ class SerialDevice(Device):
         except (serial.SerialException, OSError) as exc:
             raise DeviceError(f"{self.spec.name}: write failed: {exc}") from exc
 
-    def _await(self, want: int, what: str) -> tuple[bytes, list[tuple[int, bytes]]]:
-        """Read frames until one of type ``want``; returns its payload and the frames after it."""
+    def _write_by(self, data: bytes, deadline: float) -> bool:
+        """Write ``data`` to the port by ``deadline`` (``time.monotonic()`` s); False if it would not take it
+        all in time (the port's own settings untouched)."""
         fd = self._serial.fileno()
-        deadline = time.monotonic() + self.timeout_s
+        while data:
+            try:
+                written = os.write(fd, data)
+            except BlockingIOError:
+                written = 0
+            data = data[written:]
+            left = deadline - time.monotonic()
+            if data and (left <= 0 or not select.select([], [fd], [], left)[1]):
+                return False
+        return True
+
+    def _await(self, want: int, what: str, deadline: float | None = None) -> tuple[bytes, list[tuple[int, bytes]]]:
+        """Read frames until one of type ``want`` (until ``deadline``, ``time.monotonic()`` s; default
+        ``timeout_s`` from now); returns its payload and the frames after it."""
+        fd = self._serial.fileno()
+        deadline = time.monotonic() + self.timeout_s if deadline is None else deadline
         while True:
             frames, _, self._pending = hf.parse_frames(self._pending)
             for i, (ftype, payload) in enumerate(frames):
@@ -369,6 +197,7 @@ class SerialDevice(Device):
                 self._pending += chunk
 
     def _handshake(self) -> None:
+        hf.parse_frames(b"")              # the frame parser compiles on first use: not within a reply's timeout
         self._send(hf.pack_hello())
         info = hf.unpack_info(self._await(hf.T_INFO, "HELLO")[0])
         if info.version != hf.PROTOCOL_VERSION:
@@ -447,18 +276,39 @@ class SerialDevice(Device):
             raise
 
     def _close(self) -> None:
+        """Stop the device within ``timeout_s`` and release the port; a device that does not keep up is noted
+        in :attr:`notes`, never raised (the run's statistics come first). The FORCE frames the port still
+        holds are dropped (a slow firmware would go on applying them after the loop stopped), then FORCE 0
+        and DISABLE are sent and DISABLE's ACK awaited, all by ``timeout_s`` from now. What does not happen
+        in time is left to the firmware's watchdog: force off ``watchdog_ms`` after the last FORCE it handles."""
         if self._serial is None:
             return
         try:
             if not self.lost:
-                self._send(hf.frame(hf.T_DISABLE))
-                try:
-                    self._await(hf.T_ACK, "DISABLE")
-                except DeviceError:
-                    self.notes.append(f"{self.port}: no ACK to DISABLE (the firmware watchdog zeroes the force)")
+                self._disable_by(time.monotonic() + self.timeout_s)
         finally:
             self._serial.close()
             self._serial = None
+
+    def _disable_by(self, deadline: float) -> None:
+        """Drop the pending output, send FORCE 0 and DISABLE, await the ACK, all by ``deadline``
+        (``time.monotonic()`` s)."""
+        watchdog = f"the firmware's watchdog zeroes the force {self.watchdog_ms} ms after the last FORCE it handles"
+        try:
+            self._serial.reset_output_buffer()                       # FORCE frames of a loop that has stopped
+            self._write(0.0)                                         # non-blocking, as the loop's own
+            sent = self._write_by(hf.frame(hf.T_DISABLE), deadline)
+        except (DeviceError, serial.SerialException, termios.error, OSError) as exc:
+            self.notes.append(f"{self.port}: DISABLE not sent ({exc}); {watchdog}")
+            return
+        if not sent:
+            self.notes.append(f"{self.port}: the port took no DISABLE within {self.timeout_s:g} s; {watchdog}")
+            return
+        try:
+            self._await(hf.T_ACK, "DISABLE", deadline)
+        except DeviceError:
+            self.notes.append(f"{self.port}: no ACK to DISABLE within {self.timeout_s:g} s (a slow or busy "
+                              f"firmware); {watchdog}")
 
     def _read(self) -> DeviceState:
         """Python-level read (setup, tests): a FORCE with the last force, then wait for a fresh STATE."""

@@ -22,7 +22,9 @@
  * Faults for tests (times in ms after ENABLE): --drop-every N (every Nth STATE not sent),
  * --corrupt-every N (every Nth STATE sent with a flipped payload bit: bad CRC), --late-every N --late-us U
  * (every Nth STATE sent U us late), --silence-at-ms T --silence-ms D (neither read nor write for D ms;
- * D < 0: for ever), --unplug-at-ms T (close the line and exit: a hang-up on the host's side).
+ * D < 0: for ever), --unplug-at-ms T (close the line and exit: a hang-up on the host's side), --slow-us U
+ * (every frame received after ENABLE takes U us to handle: a firmware slower than the host's rate, whose
+ * input backs up in the line and whose replies fall behind).
  *
  * Line: --fd N uses an open pseudo-terminal master (the caller set the slave raw); without it the
  * emulator opens a pseudo-terminal itself, sets it raw and prints the slave's path on stdout.
@@ -74,6 +76,7 @@ static const char *P_name = "hsp-emu";
 static int P_frames_clock = 0;
 static int F_drop = 0, F_corrupt = 0, F_late = 0, F_late_us = 0;
 static double F_silence_at = -1, F_silence_ms = 0, F_unplug_at = -1;
+static long F_slow_us = 0;
 /* scripted user */
 static double *U_tab = NULL;
 static long U_n = 0;
@@ -91,7 +94,7 @@ static volatile sig_atomic_t stop_flag = 0;
 static double X = 0, V = 0, FM = 0, TP = 0, FU = 0;
 /* counters for the summary */
 static long n_rx = 0, n_crc = 0, n_state = 0, n_dropped = 0, n_corrupt = 0, n_late = 0, n_wd = 0;
-static long n_force = 0, n_silent_ms = 0;
+static long n_force = 0, n_silent_ms = 0, n_disable = 0;
 
 static double now_s(void) {
     struct timespec ts;
@@ -208,6 +211,10 @@ static void send_info(void) {
 /* --- the protocol: one good frame --- */
 static void handle_frame(uint8_t type, const uint8_t *p, uint8_t len) {
     n_rx++;
+    if (F_slow_us > 0 && ever_enabled && !stop_flag) {  /* a slow firmware: every frame takes this long */
+        struct timespec d = {F_slow_us / 1000000, (F_slow_us % 1000000) * 1000};
+        nanosleep(&d, NULL);
+    }
     switch (type) {
     case T_HELLO:
         if (len != 2) { send_error(type, E_LENGTH); return; }
@@ -255,6 +262,7 @@ static void handle_frame(uint8_t type, const uint8_t *p, uint8_t len) {
         if (len != 0) { send_error(type, E_LENGTH); return; }
         plant_to_now();
         enabled = 0; f_cmd = 0; wd_armed = 0;
+        n_disable++;
         send_ack(type);
         return;
     default:
@@ -298,8 +306,8 @@ static void watchdog(double t) {
 
 static void summary(const char *why) {
     fprintf(stderr, "hsp_emu: summary why=%s frames_rx=%ld forces=%ld crc_errors=%ld states=%ld dropped=%ld "
-            "corrupted=%ld late=%ld watchdog_trips=%ld silent_ms=%ld\n", why, n_rx, n_force, n_crc, n_state,
-            n_dropped, n_corrupt, n_late, n_wd, n_silent_ms);
+            "corrupted=%ld late=%ld watchdog_trips=%ld silent_ms=%ld disables=%ld\n", why, n_rx, n_force, n_crc,
+            n_state, n_dropped, n_corrupt, n_late, n_wd, n_silent_ms, n_disable);
     fflush(stderr);
 }
 
@@ -349,7 +357,7 @@ int main(int argc, char **argv) {
         OPT("--drop-every", F_drop = atoi(v)) OPT("--corrupt-every", F_corrupt = atoi(v))
         OPT("--late-every", F_late = atoi(v)) OPT("--late-us", F_late_us = atoi(v))
         OPT("--silence-at-ms", F_silence_at = atof(v)) OPT("--silence-ms", F_silence_ms = atof(v))
-        OPT("--unplug-at-ms", F_unplug_at = atof(v))
+        OPT("--unplug-at-ms", F_unplug_at = atof(v)) OPT("--slow-us", F_slow_us = atol(v))
         fprintf(stderr, "hsp_emu: unknown option %s\n", a);
         return 2;
     }
