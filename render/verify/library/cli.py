@@ -117,8 +117,10 @@ def _features_of(spec: str) -> tuple[str, dict[str, Any]]:
         raise UsageError(f"{spec}: no entry {p.name!r} in the library {p.parent}")
     if spec.startswith("example:") or p.suffix.lower() in MODEL_SUFFIXES:
         from hapticam.models.files import load_model
+        from hapticam.render.gate import require_tick_budget
 
         model, doc = load_model(spec)
+        require_tick_budget(model, 1000.0, name=spec)       # static_curve steps it in 1 ms ticks, 8000 of them
         lo, hi = (doc.provenance.get("settings") or {}).get("data_range_m") or [0.0, 5e-3]
         xs = np.linspace(lo, hi, 4000)
         curves = FxCurves(xs, static_curve(model, xs, 1), static_curve(model, xs, -1))
