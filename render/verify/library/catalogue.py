@@ -6,12 +6,18 @@
      "entries": [{"name": str, "key": str (24 hex), "source": str, "status": "ok" | "failed",
                   "reason": str (failed only), "licence": str, "capture_source": str,
                   "model": "models/NAME-KEY8.yaml",
-                  "thumbnail": "thumbs/NAME-KEY8.png" (the key's force-travel plot, 660 x 480 px),
+                  "thumbnail": "thumbs/NAME-KEY8.png" (the key's force-travel plot, 660 x 480 px;
+                               optional: the shipped switch catalogue has none),
                   "samples": int, "fit_percent": float, "holdout_fit_percent": float | null,
                   "verify_fit_percent": float, "verify_passed": bool, "passive": bool,
                   "features": {"preload_N", "actuation_force_N", "pretravel_m", "total_travel_m",
                                "bump_peak_N", "bump_drop_N", "hysteresis_N", "travel_stiffness_Npm",
                                "drop_steepness_Npm": float | null}}, ...]}
+
+Entries may hold more (not checked here): the verification's ``verify_rms_N``, ``verify_max_error_N``,
+``verify_failures`` (why it did not pass) and ``verify_features`` (each feature captured against rendered,
+with its JND), and the switch catalogue's ``kind``, ``siblings`` and ``credit``
+(:mod:`~hapticam.render.verify.library.export`), beside a top-level ``catalogue`` object.
 
 Paths are relative to the library folder; the features are those of
 :mod:`~hapticam.render.verify.library.entry` (null: not measurable, e.g. no pre-travel without a bump).
@@ -48,7 +54,7 @@ FEATURES = {"preload_N": "force", "actuation_force_N": "force", "bump_peak_N": "
             "hysteresis_N": "gap", "travel_stiffness_Npm": "stiffness", "drop_steepness_Npm": "stiffness",
             "pretravel_m": "position", "total_travel_m": "position"}
 _ENTRY_TYPES = {"name": str, "key": str, "source": str, "status": str}
-_OK_TYPES = {"model": str, "thumbnail": str, "samples": int, "fit_percent": (int, float),
+_OK_TYPES = {"model": str, "samples": int, "fit_percent": (int, float),
              "verify_fit_percent": (int, float), "verify_passed": bool, "passive": bool, "features": dict}
 
 
@@ -99,6 +105,8 @@ def validate_index(data: Any) -> None:
                 raise UsageError(f"{where}.{k}: missing or not {getattr(t, '__name__', 'a number')}")
             if t == (int, float) and not _finite_number(e[k]):
                 raise UsageError(f"{where}.{k}: must be a finite number")
+        if e["status"] == "ok" and not isinstance(e.get("thumbnail", ""), str):
+            raise UsageError(f"{where}.thumbnail: not str")
         if e["status"] == "ok":
             for name in FEATURES:
                 v = e["features"].get(name)

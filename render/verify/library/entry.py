@@ -43,7 +43,7 @@ ACTUATION_TRAVEL_M = 2.0e-3
 ACTUATION_WINDOW_M = 50e-6
 STEEPNESS_WINDOW_M = 25e-6
 #: an entry file of another schema is built again (its features were read another way)
-SCHEMA = "hapticam-library-entry/2"
+SCHEMA = "hapticam-library-entry/3"
 
 
 def entry_key(data: bytes, settings: dict[str, Any]) -> str:
@@ -111,7 +111,17 @@ def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str
             "samples": capture.n, "fit_percent": fit.summary["fit_percent"],
             "holdout_fit_percent": (fit.summary.get("holdout") or {}).get("fit_percent"),
             "verify_fit_percent": result.fit_percent, "verify_passed": result.passed,
+            "verify_rms_N": result.rms_N, "verify_max_error_N": result.max_error_N,
+            "verify_failures": list(result.failures),
+            "verify_features": [verdict_record(v) for v in result.features.verdicts],
             "passive": check_passivity(fit.model).passive, "features": features}
+
+
+def verdict_record(verdict: Any) -> dict[str, Any]:
+    """A verification verdict of one feature as an entry keeps it: its name, the captured and the rendered
+    value and the just-noticeable difference (in ``unit``), and whether a person would notice it."""
+    record = {k: getattr(verdict, k) for k in ("name", "reference", "rendered", "threshold", "unit", "noticeable")}
+    return {**record, "note": verdict.note} if verdict.note else record
 
 
 def _licence(meta: dict[str, Any]) -> str:

@@ -89,13 +89,16 @@ def _href(path: str) -> str:
 
 
 def _plot(e: dict[str, Any]) -> tuple[str, None, str]:
+    if not e.get("thumbnail"):
+        return "&ndash;", None, "no plot in this library"
     src, name = _href(e["thumbnail"]), html.escape(e["name"])
     return (f'<a href="{src}"><img src="{src}" width="360" height="262" loading="lazy" '
             f'alt="force against travel of {name}"></a>'), None, "open the plot full size"
 
 
 def _files(e: dict[str, Any]) -> tuple[str, None, str]:
-    return f'<a href="{_href(e["thumbnail"])}">plot</a><br><a href="{_href(e["model"])}">model</a>', None, ""
+    plot = f'<a href="{_href(e["thumbnail"])}">plot</a><br>' if e.get("thumbnail") else ""
+    return f'{plot}<a href="{_href(e["model"])}">model</a>', None, ""
 
 
 _MM = f"{ACTUATION_TRAVEL_M * 1e3:g} mm"
