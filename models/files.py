@@ -62,6 +62,9 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 EXAMPLE_PREFIX = "example:"
 #: ``library:DIR/NAME``: the model of entry NAME in the key library at DIR (``hapticam library build``)
 LIBRARY_PREFIX = "library:"
+#: ``switch:NAME``: the model of switch NAME in the shipped switch catalogue (the package's ``switches/``)
+SWITCH_PREFIX = "switch:"
+SWITCH_CATALOGUE = Path(__file__).resolve().parents[1] / "switches"
 
 _TOP_REQUIRED = {"format", "schema_version", "kind", "parameters"}
 _TOP_OPTIONAL = {"provenance", "uncertainty", "axis", "transients"}
@@ -161,6 +164,8 @@ def _read_bytes(source: str | os.PathLike[str]) -> tuple[bytes, str, str]:
             raise ModelFileError(f"unknown example {excerpt(name)} (known: {', '.join(example_names())})")
         data = (resources.files("hapticam.models") / "examples" / f"{EXAMPLE_ALIASES.get(name, name)}.yaml").read_bytes()
         return data, ".yaml", text
+    if text.startswith(SWITCH_PREFIX):
+        text = f"{LIBRARY_PREFIX}{SWITCH_CATALOGUE}/{text[len(SWITCH_PREFIX):]}"
     path = library_model_path(text) if text.startswith(LIBRARY_PREFIX) else Path(text)
     suffix = path.suffix.lower()
     if suffix not in MODEL_SUFFIXES:

@@ -7,4 +7,11 @@
   :func:`nearest`, :func:`compare` (A against B)
 - :mod:`~hapticam.render.verify.library.page`: ``index.html``, a sortable, filterable page that explains its
   numbers and credits the data (its fixed text in :mod:`~hapticam.render.verify.library.page_text`)
+- :mod:`~hapticam.render.verify.library.switches`: the shipped switch catalogue (``switches/``: real
+  switches' models, their captures, the author's credit); :mod:`~hapticam.render.verify.library.export`
+  rebuilds it (``library build --catalogue``)
+- :mod:`~hapticam.render.verify.library.search`: search by feel (``--lighter 20%``, ``--tactile``, bounds)
+  and the switches measured twice; :mod:`~hapticam.render.verify.library.catalogue_cli`: ``library
+  list|show|nearest``; :mod:`~hapticam.render.verify.library.reference`: a key's features from a file,
+  a library entry or a catalogue name
 """

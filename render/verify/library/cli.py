@@ -1,4 +1,8 @@
-"""``hapticam library build|nearest|compare`` and ``hapticam bench library``."""
+"""``hapticam library build|list|show|nearest|compare`` and ``hapticam bench library``.
+
+``list``, ``show`` and ``nearest`` are :mod:`~hapticam.render.verify.library.catalogue_cli`'s; without a
+library folder they read the shipped switch catalogue, and a switch of it is named ``switch:NAME`` or by
+its bare name wherever a key is (``compare "Gateron Brown" Cherry-MX-Red``)."""
 
 from __future__ import annotations
 
@@ -6,12 +10,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from hapticam.errors import UsageError, missing_subcommand
-from hapticam.fileio import MODEL_SUFFIXES, json_safe
+from hapticam.fileio import json_safe
+from hapticam.render.verify.library.reference import features_of
 
 #: most copies of each capture the build bench writes (each is a file in a temporary folder)
 MAX_COPIES = 100
@@ -27,9 +29,16 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
                         description="Identify (passive) and verify every capture (files or folders) in "
                                     "parallel; captures already in the library are skipped; writes "
                                     "index.json and index.html. Exit 1 when a capture could not be built "
-                                    "(its entry is marked failed).")
-    b.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files or folders of them")
-    b.add_argument("-o", "--output", required=True, metavar="LIBRARY_DIR", help="library folder (created)")
+                                    "(its entry is marked failed). With --catalogue: rebuild the switch "
+                                    "catalogue from its shipped captures (resumable; into the shipped "
+                                    "folder unless -o).")
+    b.add_argument("captures", nargs="*", metavar="CAPTURE", help="capture files or folders of them")
+    b.add_argument("-o", "--output", metavar="LIBRARY_DIR", help="library folder (created)")
+    b.add_argument("--catalogue", action="store_true",
+                   help="rebuild the switch catalogue from its captures (switches/captures.tar.xz)")
+    b.add_argument("--work", metavar="DIR", default=None,
+                   help="with --catalogue: the folder of the unpacked captures and the library it keeps "
+                        "between runs (default ~/.cache/hapticam/switch-catalogue)")
     b.add_argument("--jobs", type=int, default=None, help="local worker processes (default: all cores)")
     b.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run on an existing Dask cluster, e.g. tcp://scheduler:8786 (pip install 'hapticam[dask]')")
@@ -37,18 +46,11 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.add_argument("--json", action="store_true", help="print the build report as one JSON object")
     b.set_defaults(func=_cmd_build)
-    n = lsub.add_parser("nearest", help="the library entries that feel most like a model or capture",
-                        description="Rank library entries by perceptual distance (feature differences in "
-                                    "just-noticeable differences) to MODEL or CAPTURE.")
-    n.add_argument("library", metavar="LIBRARY_DIR")
-    n.add_argument("query", metavar="MODEL|CAPTURE")
-    n.add_argument("-n", type=int, default=5, help="how many (default 5)")
-    n.add_argument("--json", action="store_true", help="print the ranking as one JSON object")
-    n.set_defaults(func=_cmd_nearest)
+    _register_catalogue(lsub)
     c = lsub.add_parser("compare", help="the features a person would notice between two keys, A against B",
-                        description="A and B are model files, captures, or library entry names "
-                                    "(LIBRARY_DIR/NAME). Differences read A against B: 'more' says A has "
-                                    "more than B.")
+                        description="A and B are model files, captures, library entry names "
+                                    "(LIBRARY_DIR/NAME) or switches of the catalogue (NAME or switch:NAME). "
+                                    "Differences read A against B: 'more' says A has more than B.")
     c.add_argument("a", metavar="A")
     c.add_argument("b", metavar="B")
     c.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
@@ -65,9 +67,47 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     bl.set_defaults(func=_cmd_bench)
 
 
+def _register_catalogue(lsub: argparse._SubParsersAction) -> None:
+    """``library list``, ``show`` and ``nearest`` (:mod:`~hapticam.render.verify.library.catalogue_cli`)."""
+    from hapticam.render.verify.library import catalogue_cli as cc
+
+    ls = lsub.add_parser("list", help="the switches of the catalogue (or a library), with their features",
+                         description="List the switches with their kind, main features and verification "
+                                     "verdict; the options keep those a person asks for.")
+    cc.add_wish_options(ls, scaling=False)
+    ls.add_argument("--failed", action="store_true", help="only the switches that did not identify or verify")
+    ls.set_defaults(func=cc.cmd_list)
+    sh = lsub.add_parser("show", help="one switch: features, verification, credit, how to play it",
+                         description="A switch of the catalogue (or of --library): its features, verification "
+                                     "figures and failures, the switches measured again, and its credit.")
+    sh.add_argument("name", metavar="NAME", help="the switch's name, e.g. Gateron-Brown or 'gateron brown'")
+    sh.add_argument("--library", metavar="LIBRARY_DIR", default=None,
+                    help="a library folder (default: the shipped switch catalogue)")
+    sh.add_argument("--json", action="store_true", help="print the entry as one JSON object")
+    sh.set_defaults(func=cc.cmd_show)
+    n = lsub.add_parser("nearest", help="the keys that feel most like a reference, under a person's wishes",
+                        description="Rank the switches of the catalogue (or LIBRARY_DIR) by perceptual distance "
+                                    "(feature differences in just-noticeable differences) to a reference: a "
+                                    "catalogue name, a capture or a model. Wishes: --lighter 20%, --tactile, "
+                                    "--bump-above 0.6 (N), --travel-below 3.5 (mm), ... Exit 1 when no switch "
+                                    "meets them.")
+    n.add_argument("where", nargs="*", metavar="[LIBRARY_DIR] QUERY",
+                   help="the reference (and before it, optionally, a library folder)")
+    n.add_argument("--like", metavar="KEY", help="the reference, e.g. 'Gateron Brown'")
+    n.add_argument("-n", type=int, default=5, help="how many (default 5)")
+    cc.add_wish_options(n, scaling=True)
+    n.set_defaults(func=cc.cmd_nearest)
+
+
 def _cmd_build(args: argparse.Namespace) -> int:
     from hapticam.render.verify.library.build import build_library
 
+    if args.catalogue:
+        return _cmd_build_catalogue(args)
+    if not args.captures or not args.output:
+        raise UsageError("library build needs CAPTURE... and -o LIBRARY_DIR (or --catalogue)")
+    if args.work:
+        raise UsageError("--work is for --catalogue builds")
     report = build_library(args.captures, args.output, jobs=args.jobs, dask=args.dask,
                            retry_failed=args.retry_failed, quiet=args.quiet or args.json)
     data = {"library": args.output, "done": report.done, "failed": report.failed, "skipped": report.skipped,
@@ -87,74 +127,24 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
-#: what a key's comparison needs read from both sides (a distance over fewer features says too little)
-CORE_FEATURES = ("actuation_force_N", "total_travel_m")
+def _cmd_build_catalogue(args: argparse.Namespace) -> int:
+    from hapticam.render.verify.library.export import build_catalogue
 
-
-def features_of(spec: str) -> tuple[str, dict[str, Any]]:
-    """``(name, perceptual features)`` of a model file, a capture, or a library entry ``DIR/NAME``; refused
-    when the key's core features (:data:`CORE_FEATURES`) cannot be read from it."""
-    name, features = _features_of(spec)
-    missing = [k for k in CORE_FEATURES if features.get(k) is None]
-    if missing:
-        raise UsageError(f"{spec}: no {' or '.join(m.rsplit('_', 1)[0].replace('_', ' ') for m in missing)} can be "
-                         "read from it (a whole press onto the bottom is needed to compare keys)")
-    return name, features
-
-
-def _features_of(spec: str) -> tuple[str, dict[str, Any]]:
-    from hapticam.identify.plot import static_curve
-    from hapticam.render.verify.features import FxCurves, fx_curves, key_features
-    from hapticam.render.verify.library.catalogue import load_index
-    from hapticam.capture_columns import require_linear
-    from hapticam.render.verify.library.entry import LINEAR_ONLY, perceptual_features
-
-    p = Path(spec)
-    if not p.exists() and (p.parent / "index.json").exists():
-        for e in load_index(p.parent)["entries"]:
-            if e.get("name") == p.name and e.get("status") == "ok":
-                return e["name"], e["features"]
-        raise UsageError(f"{spec}: no entry {p.name!r} in the library {p.parent}")
-    if spec.startswith("example:") or p.suffix.lower() in MODEL_SUFFIXES:
-        from hapticam.models.files import load_model
-        from hapticam.render.gate import require_tick_budget
-
-        model, doc = load_model(spec)
-        require_tick_budget(model, 1000.0, name=spec)       # static_curve steps it in 1 ms ticks, 8000 of them
-        lo, hi = (doc.provenance.get("settings") or {}).get("data_range_m") or [0.0, 5e-3]
-        xs = np.linspace(lo, hi, 4000)
-        curves = FxCurves(xs, static_curve(model, xs, 1), static_curve(model, xs, -1))
-        return p.name, perceptual_features(key_features(curves), curves)
-    from hapticam.capture_io import load_capture
-    from hapticam.identify.preprocess import prepare
-
-    cap = load_capture(spec)
-    require_linear(cap, spec, LINEAR_ONLY)
-    prep = prepare(cap)
-    step = float(np.median(np.abs(np.diff(cap.x_m)))) if cap.n > 1 else 0.0
-    curves = fx_curves(cap.x_m[cap.valid], cap.f_N[cap.valid], prep.direction[cap.valid].astype(int),
-                       max(1e-5, 2.0 * step))
-    return p.name, perceptual_features(key_features(curves), curves)
-
-
-def _cmd_nearest(args: argparse.Namespace) -> int:
-    from hapticam.render.verify.library.catalogue import compare, load_index, nearest
-
-    if args.n < 1:
-        raise UsageError(f"-n must be >= 1, got {args.n}")
-    entries = load_index(args.library)["entries"]
-    name, feats = features_of(args.query)
-    ranked = nearest(feats, entries, args.n)
+    if args.captures:
+        raise UsageError("--catalogue builds from the shipped captures: give no CAPTURE")
+    result = build_catalogue(args.output, args.work, jobs=args.jobs, dask=args.dask, retry_failed=args.retry_failed,
+                             quiet=args.quiet or args.json)
+    report = result.build
+    data = {"catalogue": str(result.catalogue), "work": str(result.work), "switches": result.switches,
+            "verified": result.verified, "done": report.done, "failed": report.failed, "skipped": report.skipped,
+            "failures": [{"capture": c, "reason": r} for c, r in report.failures]}
     if args.json:
-        ranking = [{"name": e["name"], "distance_jnd": d, "noticeable": compare(e["features"], feats)}
-                   for d, e in ranked]
-        print(json.dumps(json_safe({"query": name, "reading": f"each key against {name}: its value less the query's",
-                                    "nearest": ranking})))
-        return 0
-    print(f"keys that feel most like {name} (distance in just-noticeable differences; each key against {name}):")
-    for d, e in ranked:
-        noticed = compare(e["features"], feats)
-        print(f"  {d:7.2f}  {e['name']:<36} {'; '.join(noticed[:3]) or 'no difference a person would notice'}")
+        print(json.dumps(data))
+    else:
+        print(f"switch catalogue {result.catalogue}: {result.switches} switches, {result.verified} verified; "
+              f"{report.done} built, {report.failed} failed, {report.skipped} already built in {result.work}")
+        for cap, reason in report.failures:
+            print(f"  failed: {Path(cap).name}: {reason}")
     return 0
 
 
