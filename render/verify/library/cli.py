@@ -1,4 +1,4 @@
-"""``hapticam library build|list|show|nearest|compare`` and ``hapticam bench library``.
+"""``hapticam library build|list|show|page|nearest|compare`` and ``hapticam bench library``.
 
 ``list``, ``show`` and ``nearest`` are :mod:`~hapticam.render.verify.library.catalogue_cli`'s; without a
 library folder they read the shipped switch catalogue, and a switch of it is named ``switch:NAME`` or by
@@ -97,6 +97,16 @@ def _register_catalogue(lsub: argparse._SubParsersAction) -> None:
     n.add_argument("-n", type=int, default=5, help="how many (default 5)")
     cc.add_wish_options(n, scaling=True)
     n.set_defaults(func=cc.cmd_nearest)
+    pg = lsub.add_parser("page", help="the switch catalogue as a static site: search, filters, sorting, plots",
+                         description="Write DIR/index.html for the shipped switch catalogue: a search box, kind "
+                                     "and verification filters, sortable columns, each switch's force-travel "
+                                     "plot (drawn now from its model and capture) and its model file.")
+    pg.add_argument("--catalogue", action="store_true", required=True, help="the shipped switch catalogue")
+    pg.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write the site into")
+    pg.add_argument("--name", metavar="WORDS", help="only the switches whose name holds this, e.g. gateron")
+    pg.add_argument("--only", type=int, metavar="N", help="only the first N switches (of those named)")
+    pg.add_argument("--jobs", type=int, default=None, help="plotting processes (default: all cores)")
+    pg.set_defaults(func=_cmd_page)
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -145,6 +155,16 @@ def _cmd_build_catalogue(args: argparse.Namespace) -> int:
               f"{report.done} built, {report.failed} failed, {report.skipped} already built in {result.work}")
         for cap, reason in report.failures:
             print(f"  failed: {Path(cap).name}: {reason}")
+    return 0
+
+
+def _cmd_page(args: argparse.Namespace) -> int:
+    from hapticam.render.verify.library.catalogue_page import build_catalogue_page
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+    report = build_catalogue_page(args.output, name=args.name, only=args.only, jobs=args.jobs)
+    print(f"{report.page}: {report.switches} switches, {report.plots} plots, {report.seconds:.1f} s")
     return 0
 
 
