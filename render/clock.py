@@ -28,11 +28,13 @@ Missed-deadline bound (:func:`spend_deadlines`, both real-time drivers; the simu
 deadlines): a tick that ends past the next deadline, and every whole period skipped after it, is a missed
 deadline. The loop stops with zero force and the fault ``missed-deadlines`` once, over some stretch of its
 run, the deadlines it missed exceed ``MISSED_DEADLINE_SHARE`` (5 %) of that stretch's periods by more than
-the same share of one ``MISSED_DEADLINE_WINDOW_S`` (1 s) window's periods (50 at 1 kHz). Kept as a credit
+the same share of one ``MISSED_DEADLINE_WINDOW_S`` (10 s) window's periods (500 at 1 kHz). Kept as a credit
 (a leaky bucket): each period earns 1, up to one window's periods ``W``; each miss costs ``1 / share``
 (20); the loop stops when the credit is spent. So a loop that misses at most 5 % of the periods of every
-1 s window never stops, one that misses more than 10 % of a window's always does (sooner if it misses
-more), and one that misses every deadline stops after ``W / (1 / share - 1)`` periods (53 ms at 1 kHz).
+10 s window never stops, one that misses more than 10 % of a window's always does (sooner if it misses
+more), and one that misses every deadline stops after ``W / (1 / share - 1)`` periods (526 ms at 1 kHz).
+The window is long so that a stall of tens of milliseconds (a fork of the process, a page-in) does not
+end a render: the watchdog below zeroes the force through it.
 A device whose force is held through missed ticks is not being servoed: a model whose simulation cannot keep
 the rate, or a machine too busy for it, should not keep a hand on it. The watchdog of
 :mod:`hapticam.render.safety` (``overrun_ticks`` consecutive overruns zero the force until they stop) acts
@@ -69,7 +71,7 @@ DEFAULT_HYGIENE = ("mlock", "prefault")
 HYGIENE_ENV = "HAPTICAM_RT_HYGIENE"
 #: the missed-deadline bound (module docstring): the share of periods that may miss, over windows this long (s)
 MISSED_DEADLINE_SHARE = 0.05
-MISSED_DEADLINE_WINDOW_S = 1.0
+MISSED_DEADLINE_WINDOW_S = 10.0
 
 # int clock_gettime(clockid_t clk, struct timespec *tp)  (POSIX.1-2008)
 _clock_gettime = types.ExternalFunction("clock_gettime", types.int32(types.int32, types.voidptr))

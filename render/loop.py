@@ -84,7 +84,7 @@ class LoopConfig:
     so the default spins 300 us: about 30 % of one core at 1 kHz, the whole core at 10 kHz (as
     CHAI3D's haptic thread, which never sleeps).
     ``missed_deadline_share``: a real-time run stops with zero force (fault ``missed-deadlines``) once its missed
-    deadlines exceed this share of its periods by more than this share of one second's periods
+    deadlines exceed this share of its periods by more than this share of ten seconds' periods
     (:mod:`hapticam.render.clock`); ``None``: no bound (a bench measuring stalls). The simulated clock has none.
     """
 

@@ -79,7 +79,7 @@ class LoopStats:
             return self.fault
         share = f"{MISSED_DEADLINE_SHARE:.0%}"
         return (f"missed-deadlines: {self.misses} of {self.ticks + self.skipped} periods missed their deadline, more "
-                f"than the loop allows ({share} of its periods, and a burst of {share} of a second's); force zeroed "
+                f"than the loop allows ({share} of its periods, and a burst of {share} of ten seconds'); force zeroed "
                 f"and the loop stopped: the model's simulation or this machine cannot keep {self.rate_hz:g} Hz")
 
 
