@@ -26,7 +26,7 @@ from typing import Any
 from hapticam.errors import UsageError
 from hapticam.fileio import atomic_write_text
 from hapticam.render.verify.library.entry import ACTUATION_TRAVEL_M, kind_of
-from hapticam.render.verify.library.page import COLUMNS, Column, credits_html
+from hapticam.render.verify.library.page import COLUMNS, Column, credits_html, header_cells, legend_items
 from hapticam.render.verify.library.page_text import SCRIPT, STYLE
 
 PLOTS = "plots"
@@ -192,9 +192,7 @@ def catalogue_html(entries: list[dict[str, Any]], header: dict[str, Any]) -> str
                    f'<a href="{html.escape(credit["url"])}">{html.escape(credit["work"])}</a>, shared under '
                    f'<a href="{html.escape(credit["licence_url"])}">{html.escape(credit["licence"])}</a>; the '
                    "models, features and plots here are derived from them by hapticam.")
-    head = "".join(f'<th data-key="{c.key}" data-type="{c.kind}" title="{_plain(c.meaning)}"'
-                   f'{" tabindex=0" if c.kind != "none" else ""}>{c.label}</th>' for c in CATALOGUE_COLUMNS)
-    legend = "\n".join(f"<dt>{c.label}</dt><dd>{c.meaning}</dd>" for c in CATALOGUE_COLUMNS)
+    head, legend = header_cells(CATALOGUE_COLUMNS), legend_items(CATALOGUE_COLUMNS)
     title = html.escape(str(header.get("title") or "Switch catalogue"))
     fills = {"TITLE": title, "STYLE": STYLE, "CREDIT": credit_html, "N": str(len(entries)),
              "VERIFIED": str(sum(_verified(e) for e in entries)), "HEAD": head,
@@ -225,10 +223,3 @@ def _row(e: dict[str, Any]) -> str:
         cells.append(f"<td{attrs}>{content}</td>")
     return (f'<tr data-text="{html.escape(" ".join(words).lower())}" data-kind="{kind}" '
             f'data-verified="{"yes" if _verified(e) else "no"}">' + "".join(cells) + "</tr>")
-
-
-def _plain(markup: str) -> str:
-    """``markup`` as tooltip text: tags dropped, entities kept, quotes escaped."""
-    import re
-
-    return re.sub(r"<[^>]+>", "", markup).replace('"', "&quot;")

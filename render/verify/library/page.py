@@ -160,11 +160,9 @@ COLUMNS = (
 
 def render_html(entries: list[dict[str, Any]]) -> str:
     """The page (module notes) for the library's ``entries`` (index.json's, in its order)."""
-    head = "".join(f'<th data-key="{c.key}" data-type="{c.kind}" title="{_plain(c.meaning)}"'
-                   f'{" tabindex=0" if c.kind != "none" else ""}>{c.label}</th>' for c in COLUMNS)
+    head, legend = header_cells(COLUMNS), legend_items(COLUMNS)
     rows = "\n".join(_row(e) for e in entries)
     failed = sum(e.get("status") != "ok" for e in entries)
-    legend = "\n".join(f"<dt>{c.label}</dt><dd>{c.meaning}</dd>" for c in COLUMNS)
     return (PAGE.replace("{{STYLE}}", STYLE).replace("{{SCRIPT}}", SCRIPT).replace("{{HEAD}}", head)
             .replace("{{ROWS}}", rows).replace("{{N}}", str(len(entries))).replace("{{FAILED}}", str(failed))
             .replace("{{LEGEND_TOP}}", LEGEND_TOP.replace("{{JND}}", _jnd_text())).replace("{{LEGEND}}", legend)
@@ -218,6 +216,17 @@ def _jnd_text() -> str:
     th = Thresholds()
     return (f"{th.force_weber * 100:g} % of a force (at least {th.force_floor_N:g} N), {th.stiffness_weber * 100:g} "
             f"% of a stiffness, {th.position_jnd_m * 1e3:g} mm of travel")
+
+
+def header_cells(columns: tuple[Column, ...]) -> str:
+    """The table's header cells: sortable unless a column's kind is ``none``, its meaning as the tooltip."""
+    return "".join(f'<th data-key="{c.key}" data-type="{c.kind}" title="{_plain(c.meaning)}"'
+                   f'{" tabindex=0" if c.kind != "none" else ""}>{c.label}</th>' for c in columns)
+
+
+def legend_items(columns: tuple[Column, ...]) -> str:
+    """The legend's ``<dt>``/``<dd>`` pairs: each column's label and what its number means."""
+    return "\n".join(f"<dt>{c.label}</dt><dd>{c.meaning}</dd>" for c in columns)
 
 
 def _plain(markup: str) -> str:
