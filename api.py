@@ -22,7 +22,6 @@ layers it drives inside its functions, so ``import hapticam`` loads none of them
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -106,14 +105,16 @@ def probe(target: str | Target, excitation: str = "sweep", *, duration_s: float 
 def render_model(model: Model | str | os.PathLike[str], device: str = "sim", *, duration_s: float | None = None,
                  rate_hz: float = 1000.0, realtime: bool = True, user: str = "press", depth_m: float = 4e-3,
                  record: str | os.PathLike[str] | None = None, max_force_N: float | None = None,
-                 allow_active: bool = False, seed: int = 0) -> SessionReport:
+                 passivity: bool = False, display: str = "auto", allow_active: bool = False,
+                 seed: int = 0) -> SessionReport:
     """Render a model on a haptic device in the servo loop, as ``hapticam render`` does, and return the
     session's report (loop statistics, safety events, the recording's path and ticks).
 
     Parameters
     ----------
     model : Model, path or str
-        A model, or a model file (``.yaml``/``.msgpack``), ``example:NAME`` or ``library:DIR/NAME``.
+        A model, or a model file (``.yaml``/``.msgpack``), ``example:NAME`` or ``library:DIR/NAME``, read in
+        the units of the device's axis (a rotary device's, ``sim:rotary``: rad and N m).
     device : str
         ``NAME[:ADDRESS]`` of a device adapter (``sim``, ``serial:PORT``, ``zmq:ADDRESS``, ``phantom``;
         :func:`hapticam.devices.registry.available_devices`).
@@ -130,6 +131,12 @@ def render_model(model: Model | str | os.PathLike[str], device: str = "sim", *, 
         Record every tick to this capture file (``.csv``).
     max_force_N : float, optional
         Force limit of the safety layer (N); default the device's.
+    passivity : bool
+        Run the passivity observer and controller (Hannaford & Ryu, "Time-domain passivity control of
+        haptic interfaces", 2002).
+    display : str
+        ``auto``: a model stiffer than the device displays passively is felt through a virtual coupling;
+        ``off``: the model at the handle as it is (:class:`hapticam.render.loop.LoopConfig`).
     allow_active : bool
         Render a model that is not passive (each way it may generate energy is then a warning).
     seed : int
@@ -143,55 +150,26 @@ def render_model(model: Model | str | os.PathLike[str], device: str = "sim", *, 
     Raises
     ------
     HapticError
-        What the command refuses, with the same error (:class:`UsageError`, :class:`ModelValidationError`...).
+        What the command refuses, with the same error (:class:`UsageError`, :class:`ModelValidationError`...);
+        a bad argument: :class:`~hapticam.errors.ParameterError`, which names it.
+    StopFailed
+        The run ended but a step of its finish failed (recording, device close): ``exc.report`` holds the
+        session's statistics, ``exc.problems`` what failed (:class:`hapticam.render.session.StopFailed`).
     """
-    from hapticam.devices.registry import device_from_spec
-    from hapticam.devices.users import make_user
-    from hapticam.render.gate import check_for_device
-    from hapticam.render.loop import MAX_SIMULATED_TICKS, LoopConfig
-    from hapticam.render.safety import SafetyConfig
-    from hapticam.render.session import RenderSession
+    from hapticam.render.run import RenderSettings, render_on_device
+    from hapticam.render.session import StopFailed
 
-    config = LoopConfig(rate_hz=rate_hz).checked()
-    if duration_s is not None and not (math.isfinite(duration_s) and duration_s > 0.0):
-        raise UsageError(f"render: duration_s must be a positive number of seconds, got {duration_s!r}")
-    if duration_s is None and not realtime:
-        duration_s = 2.0
-    if not realtime and duration_s is not None and duration_s * config.rate_hz > MAX_SIMULATED_TICKS:
-        raise UsageError(f"render: {duration_s:g} s at {rate_hz:g} Hz on the simulated clock is more than "
-                         f"{MAX_SIMULATED_TICKS:,} ticks; render in real time to stream for longer")
-    source = None if _is_model(model) else os.fspath(model)       # type: ignore[arg-type]
-    rendered = _model_to_render(model)
-    handle_user = make_user(user, 1.0 if user in ("press", "sine") else 4.0, depth_m).repeating()
-    dev = device_from_spec(device, user=handle_user, seed=seed, axis=None, origin_mm=None)
-    with dev:
-        notes = check_for_device(rendered, dev.spec, config.rate_hz, allow_active=allow_active)
-        if not realtime and not dev.servo_binding().simulated:
-            raise UsageError(f"render on {device}: the simulated clock needs a simulated device; "
-                             "hardware runs in real time")
-        ticks = None if realtime else int(round(duration_s * config.rate_hz))  # type: ignore[operator]
-        session = RenderSession(rendered, dev, config, SafetyConfig(max_force_N=max_force_N), record=record,
-                                simulated_ticks=ticks,
-                                metadata={"source": "hapticam.render_model", "model": source or rendered.kind,
-                                          "device": device, "rate_hz": rate_hz, "user": user})
-        for note in [*notes, *session.notes]:
-            warnings.warn(note, UserWarning, stacklevel=2)
-        return session.run(duration_s, realtime=realtime)
+    def warn(gate_warnings: list[str], _device: Any, session: Any) -> None:
+        for note in [*gate_warnings, *session.notes]:
+            warnings.warn(note, UserWarning, stacklevel=4)
 
-
-def _is_model(value: Any) -> bool:
-    from hapticam.models.base import Model
-
-    return isinstance(value, Model)
-
-
-def _model_to_render(model: Model | str | os.PathLike[str]) -> Model:
-    """The model itself, or the one a file names; a rotary file (rad, N m) is refused as render refuses it."""
-    if _is_model(model):
-        return model                                                # type: ignore[return-value]
-    from hapticam.models.files import load_model_to_render
-
-    return load_model_to_render(model)
+    settings = RenderSettings(model, device, duration_s=duration_s, rate_hz=rate_hz, realtime=realtime, user=user,
+                              depth_m=depth_m, record=record, max_force_N=max_force_N, passivity=passivity,
+                              display=display, allow_active=allow_active, seed=seed)
+    outcome = render_on_device(settings, warn)
+    if outcome.problems:
+        raise StopFailed(outcome.problems, outcome.report)
+    return outcome.report
 
 
 def library_nearest(library: str | os.PathLike[str], query: str | os.PathLike[str], n: int = 5

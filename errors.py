@@ -7,7 +7,8 @@ the matching builtin so callers may catch either (``except ValueError`` still wo
 
 from __future__ import annotations
 
-from typing import NoReturn
+import contextlib
+from typing import Iterator, NoReturn
 
 
 class HapticError(Exception):
@@ -52,6 +53,31 @@ class ControlError(HapticError, ValueError):
 
 class UsageError(HapticError, ValueError):
     """A command-line argument is invalid."""
+
+
+class ParameterError(UsageError):
+    """An argument of a library function is invalid: ``parameter`` names it as the function's signature
+    does, ``problem`` says why. A command says its flag instead (:func:`parameters_as_flags`)."""
+
+    def __init__(self, parameter: str, problem: str) -> None:
+        super().__init__(f"{parameter}: {problem}")
+        self.parameter = parameter
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:        # a process pool's worker raises it whole
+        return type(self), (self.parameter, self.problem)
+
+
+@contextlib.contextmanager
+def parameters_as_flags(flags: dict[str, str]) -> Iterator[None]:
+    """Within a command: a :class:`ParameterError` of a parameter in ``flags`` (parameter name -> the flag
+    that sets it) is said as a :class:`UsageError` of that flag."""
+    try:
+        yield
+    except ParameterError as exc:
+        if exc.parameter not in flags:
+            raise
+        raise UsageError(f"{flags[exc.parameter]}: {exc.problem}") from None
 
 
 def missing_subcommand(prog: str) -> NoReturn:

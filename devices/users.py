@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hapticam.errors import UsageError
+from hapticam.errors import ParameterError, UsageError
 
 GRID_DT_S = 1e-4
 MODE_POSITION = 0
@@ -152,7 +152,8 @@ def make_user(name: str, duration_s: float, depth_m: float = 0.004) -> User:
     """Build one of the named users (``press``, ``sine``, ``sweep``, ``finger``) for ``duration_s``,
     scaled to a travel of ``depth_m`` (m, in (0, ``MAX_USER_TRAVEL_M``])."""
     if not (math.isfinite(depth_m) and 0.0 < depth_m <= MAX_USER_TRAVEL_M):
-        raise UsageError(f"--depth-mm must be in (0, {MAX_USER_TRAVEL_M * 1e3:g}], got {depth_m * 1e3:g}")
+        raise ParameterError("depth_m", f"the travel must be in (0, {MAX_USER_TRAVEL_M * 1e3:g}] mm, got "
+                             f"{depth_m * 1e3:g} mm")
     if name == "press":
         return press(depth_m, duration_s, cycles=max(1, int(round(duration_s))))
     if name == "sine":

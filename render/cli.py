@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import sys
-from typing import Any, Iterator
+from typing import Any
 
 from hapticam.devices.cli import seed_arg
-from hapticam.errors import HapticError, RenderError, UsageError
+from hapticam.errors import RenderError, UsageError, parameters_as_flags
 from hapticam.fileio import check_output_file, json_safe, report_json
 
 #: who can connect to the telemetry and control sockets (``render --help``, ``monitor --help``)
@@ -108,25 +107,6 @@ def _auth_options(p: argparse.ArgumentParser, what: str) -> None:
                         f"client.key_secret), {what}")
 
 
-def _device(args: argparse.Namespace) -> Any:
-    """The render's device (not opened) from ``--device`` and the options adapters take."""
-    from hapticam.devices.registry import device_class, device_from_spec
-    from hapticam.devices.users import make_user
-
-    axis_given = args.axis is not None or args.origin is not None
-    if axis_given and not device_class(str(args.device).partition(":")[0]).renders_along_axis:
-        raise UsageError(f"--axis and --origin choose the axis of a 3-D device (phantom); --device {args.device} has one")
-    user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
-    return device_from_spec(args.device, user=user, seed=args.seed, axis=args.axis, origin_mm=args.origin)
-
-
-def _device_axis(device: str) -> str:
-    """The axis kind (linear or rotary) of the ``--device`` value's adapter: the units render reads the model in."""
-    from hapticam.devices.registry import device_axis
-
-    return device_axis(device)
-
-
 def _vector(text: str) -> tuple[float, float, float]:
     """argparse type: three finite numbers separated by commas."""
     parts = text.split(",")
@@ -149,49 +129,26 @@ def _finite(name: str, value: float | None, most: float = 1e9) -> None:
         raise UsageError(f"{name}: must be a finite number of at most {most:g}, got {value:g}")
 
 
-def _cmd_render(args: argparse.Namespace) -> int:
-    from hapticam.models.files import load_model_to_render
-    from hapticam.render.loop import MAX_SIMULATED_TICKS, LoopConfig
-    from hapticam.render.safety import SafetyConfig
-    from hapticam.render.session import RenderSession, StopFailed
+#: the render settings' fields (:class:`~hapticam.render.run.RenderSettings`) said as ``render``'s flags
+RENDER_FLAGS = {"duration_s": "--duration", "max_force_N": "--max-force", "user": "--user", "axis": "--axis",
+                "origin_mm": "--origin", "realtime": "--simulated-clock", "depth_m": "--depth-mm"}
 
-    _positive("--duration", args.duration)
-    _finite("--duration", args.duration)
-    if args.duration is not None and not args.realtime and args.duration * args.rate > MAX_SIMULATED_TICKS:
-        raise UsageError(f"--duration {args.duration:g} s at {args.rate:g} Hz on the simulated clock is more than "
-                         f"{MAX_SIMULATED_TICKS:,} ticks (it holds every tick in memory, 88 bytes each); "
-                         "render in real time to stream for longer")
-    _positive("--max-force", args.max_force)
-    config = LoopConfig(rate_hz=args.rate, display=args.display).checked()
-    model = load_model_to_render(args.model, axis=_device_axis(args.device))    # rad and N m on a rotary device
-    from hapticam.render.gate import check_for_device, control_check
-    if args.duration is None and not args.realtime:
-        args.duration = 2.0
-    device = _device(args)
-    safety = SafetyConfig(max_force_N=args.max_force, passivity=args.passivity)
-    n = None if args.realtime else int(round(args.duration * config.rate_hz))
-    problems: list[str] = []                    # what failed as the run stopped: said after the statistics
-    with _opened(device, problems):
-        gate_warnings = check_for_device(model, device.spec, config.rate_hz, allow_active=args.allow_active)
-        if not args.realtime and not device.servo_binding().simulated:
-            raise UsageError(f"--device {args.device}: --simulated-clock needs a simulated device; "
-                             "hardware runs in real time")
-        session = RenderSession(model, device, config, safety, record=args.record, telemetry=args.telemetry,
-                                control=args.control, simulated_ticks=n, record_dir=args.record_dir,
-                                model_dir=args.model_dir, auth=_auth(args),
-                                check_model=control_check(lambda: session.loop.model, device.spec, config.rate_hz,
-                                                           args.allow_active),
-                                metadata={"source": "hapticam render", "model": args.model,
-                                          "device": args.device, "rate_hz": args.rate, "user": args.user,
-                                          **({"device_link": link} if (link := device.session_notes()) else {})})
-        info = sys.stderr if args.json else sys.stdout          # under --json, stdout holds only the JSON
-        _say_before_run(args, gate_warnings, device, session, info)
-        notes_shown = len(getattr(device, "notes", None) or [])
-        try:
-            report = session.run(args.duration, realtime=args.realtime)
-        except StopFailed as exc:           # the run ended, a step of its finish failed: statistics first
-            report = exc.report
-            problems += exc.problems
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from hapticam.render.run import RenderSettings, render_on_device
+
+    settings = RenderSettings(args.model, args.device, duration_s=args.duration, rate_hz=args.rate,
+                              realtime=args.realtime, user=args.user, depth_m=args.depth_mm * 1e-3,
+                              record=args.record, max_force_N=args.max_force, passivity=args.passivity,
+                              display=args.display, allow_active=args.allow_active, seed=args.seed,
+                              axis=args.axis, origin_mm=args.origin, telemetry=args.telemetry,
+                              control=args.control, record_dir=args.record_dir, model_dir=args.model_dir,
+                              auth=_auth(args), source="hapticam render")
+    info = sys.stderr if args.json else sys.stdout          # under --json, stdout holds only the JSON
+    with parameters_as_flags(RENDER_FLAGS):
+        outcome = render_on_device(settings, lambda gate_warnings, device, session: _say_before_run(
+            args, gate_warnings, device, session, info))
+    report = outcome.report
     if args.json:
         print(json.dumps(json_safe({"stats": report.stats.to_dict(), "events": [e.to_dict() for e in report.events],
                                     "recording": None if report.recording is None else {
@@ -199,10 +156,11 @@ def _cmd_render(args: argparse.Namespace) -> int:
                                     "telemetry_sent": report.telemetry_sent,
                                     "telemetry_dropped": report.telemetry_dropped,
                                     "interrupted": report.interrupted, "signal": report.signal,
-                                    "hygiene": report.hygiene, "warnings": gate_warnings, "errors": problems})))
-        return _exit_code(report, problems, device, notes_shown, info)
-    _print_report(args, report, device)
-    return _exit_code(report, problems, device, notes_shown, info)
+                                    "hygiene": report.hygiene, "warnings": outcome.gate_warnings,
+                                    "errors": outcome.problems})))
+    else:
+        _print_report(args, report, outcome.device)
+    return _exit_code(report, outcome.problems, outcome.device, outcome.notes_before_run, info)
 
 
 def _say_before_run(args: argparse.Namespace, gate_warnings: list[str], device: Any, session: Any, info: Any) -> None:
@@ -241,20 +199,6 @@ def _print_report(args: argparse.Namespace, report: Any, device: Any) -> None:
         print(f"recorded {report.recording[1]} ticks to {report.recording[0]}")
     if report.interrupted:
         print(f"stopped by {'Ctrl-C' if report.signal == 'SIGINT' else report.signal} (force zeroed)")
-
-
-@contextlib.contextmanager
-def _opened(device: Any, problems: list[str]) -> Iterator[Any]:
-    """``with device`` (open, then close: zero force and disable), except that closing it after a run that
-    ended fails into ``problems`` rather than raising, so that the run's statistics are printed first."""
-    with contextlib.ExitStack() as failing:
-        failing.enter_context(device)              # closed by the stack only if the body raises
-        yield device
-        failing.pop_all()
-    try:
-        device.close()
-    except HapticError as exc:
-        problems.append(str(exc))
 
 
 def _exit_code(report: Any, problems: list[str], device: Any, notes_shown: int, info: Any) -> int:

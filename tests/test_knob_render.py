@@ -103,3 +103,20 @@ def test_the_simulated_rotary_device_states_its_axis_and_refuses_other_addresses
                    workspace_m=(-1.0, 1.0), resolution_m=0.0, damping_N_s_per_m=0.0, axis="helical")
     with pytest.raises(UsageError, match="axis"):
         SimParams(axis="helical")
+
+
+def test_the_python_api_renders_a_knob_on_the_rotary_device_as_the_command_does(tmp_path):
+    """``hapticam.render_model`` reads a rotary model file in the rotary device's units (rad, N m), as
+    ``render --device sim:rotary`` does: the recorded torque is the knob's closed form."""
+    import hapticam
+
+    model, record = tmp_path / "knob.yaml", tmp_path / "turn.csv"
+    save_model(model, _knob(), axis="rotary")
+    report = hapticam.render_model(model, "sim:rotary", realtime=False, duration_s=1.0, record=record)
+    assert report.stats.ticks == 1000 and not report.stats.fault and report.recording[1] == 1000
+    assert load_capture(record).metadata["axis"] == "rotary"
+    c = _columns(record)
+    assert c["x_m"].max() - c["x_m"].min() > 2 * (2 * math.pi / DETENTS_PER_REV)
+    np.testing.assert_allclose(c["force_cmd_N"], _closed_form(c["x_m"], c["v_mps"]), atol=2e-6)
+    with pytest.raises(ModelFileError, match="rotary model"):
+        hapticam.render_model(model, "sim", realtime=False, duration_s=0.05)

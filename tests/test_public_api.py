@@ -158,6 +158,41 @@ def test_render_model_on_the_simulated_clock_is_the_servo_loop_tick_for_tick(sni
     assert np.abs(reference.force_N).max() > 0.1                  # the press reached the switch
 
 
+def test_a_device_that_fails_to_close_ends_render_model_with_the_runs_statistics(monkeypatch):
+    """The run ended; closing the device failed: the error says so and carries the whole run's report."""
+    from hapticam.devices.sim import SimulatedDevice
+    from hapticam.render.session import StopFailed
+
+    def failing_close(device):
+        raise hapticam.DeviceError("sim: the amplifier did not answer DISABLE")
+    monkeypatch.setattr(SimulatedDevice, "_close", failing_close)
+    with pytest.raises(StopFailed) as failed:
+        hapticam.render_model("example:linear-key", realtime=False, duration_s=0.5)
+    assert "DISABLE" in str(failed.value)
+    assert failed.value.report.stats.ticks == 500 and failed.value.report.events[-1].name == "stop"
+
+
+@pytest.mark.parametrize("call, parameter, argv, flag", [
+    (lambda: hapticam.render_model("example:linear-key", realtime=False, duration_s=-1.0), "duration_s",
+     ["render", "example:linear-key", "--simulated-clock", "--duration", "-1"], "--duration"),
+    (lambda: hapticam.render_model("example:linear-key", realtime=False, depth_m=1.0), "depth_m",
+     ["render", "example:linear-key", "--simulated-clock", "--depth-mm", "1000"], "--depth-mm"),
+    (lambda: hapticam.verify(hapticam.load_model("example:linear-key")[0],
+                             hapticam.probe("tactile-switch", "triangle"), device="sim", max_force_N=2.0),
+     "max_force_N", ["verify", "example:linear-key", "no-capture.csv", "--device", "sim", "--max-force", "2"],
+     "--max-force"),
+], ids=["render-duration", "render-depth", "verify-max-force"])
+def test_a_bad_argument_names_the_parameter_and_the_command_its_flag(capsys, call, parameter, argv, flag):
+    from hapticam.cli import main
+
+    with pytest.raises(hapticam.errors.ParameterError) as bad:
+        call()
+    assert bad.value.parameter == parameter
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and flag in err[0] and parameter not in err[0]
+
+
 def test_library_compare_notices_a_clicky_keys_bump_against_a_linear_key(tmp_path):
     files = {}
     for name in ("linear-key", "clicky-key"):
