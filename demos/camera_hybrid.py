@@ -44,9 +44,7 @@ def probe_and_identify(result: Any, work: Path, target_name: str, seed: int, say
     from hapticam.devices.targets import get_target
     from hapticam.identify.hybrid.key_fit import identify_hybrid_key
     from hapticam.models.files import make_provenance, save_model
-    from hapticam.models.hybrid_key import coupling_for_device
     from hapticam.devices.sim import SimParams
-    from hapticam.identify.hybrid.key_params import friction_width, to_model, with_extras
     from hapticam.identify.transients import identify_transients
 
     t0 = time.perf_counter()
@@ -75,10 +73,7 @@ def probe_and_identify(result: Any, work: Path, target_name: str, seed: int, say
         result.stages["identify"] = {"method": "hybrid-key", "error": str(exc)}
         say(f"[2/4] identify  hybrid-key: {exc}")
         return None
-    v = fit.values
-    kc, bc = coupling_for_device(2.0, 1000.0, v["key_mass_kg"] + v["lever_ratio"] ** 2 * v["hammer_mass_kg"])
-    model = with_extras(to_model(v, (kc, bc)), fit.extra,
-                        friction_width(fit.extra.get("friction_N", 0.0), SimParams().handle_mass_kg, 1000.0))
+    model = fit.to_model(2.0, 1000.0, SimParams().handle_mass_kg)
     uncertainty = fit.uncertainty() if not fit.extra else {"hybrid-key": fit.uncertainty()}
     model.transients, transient_notes = identify_transients(model, caps)
     save_model(work / "model.yaml", model, uncertainty=uncertainty,

@@ -62,7 +62,7 @@ class ImpedanceFit:
     Attributes
     ----------
     model : SegmentedImpedance
-        The identified model.
+        The identified model (also :meth:`to_model`, the method every fit result has).
     provenance, uncertainty : dict
         What :func:`hapticam.models.files.save_model` stores (:meth:`save`).
     summary : dict
@@ -90,13 +90,18 @@ class ImpedanceFit:
     prediction_N: np.ndarray
     notes: list[str] = field(default_factory=list)
 
+    def to_model(self) -> Any:
+        """The identified :class:`~hapticam.models.impedance.SegmentedImpedance` model."""
+        return self.model
+
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model file (``.yaml`` or ``.msgpack``) with provenance and uncertainty; the provenance's
-        passivity verdict is that of the model written (:func:`stamp_passivity`)."""
+        """Write :meth:`to_model` to a model file (``.yaml`` or ``.msgpack``) with provenance and uncertainty;
+        the provenance's passivity verdict is that of the model written (:func:`stamp_passivity`)."""
         from hapticam.models.files import save_model
 
-        stamp_passivity(self.provenance, self.model)
-        save_model(path, self.model, provenance=self.provenance, uncertainty=self.uncertainty)
+        model = self.to_model()
+        stamp_passivity(self.provenance, model)
+        save_model(path, model, provenance=self.provenance, uncertainty=self.uncertainty)
 
 
 def stamp_passivity(provenance: dict[str, Any], model: Any) -> Any:

@@ -68,7 +68,7 @@ def test_lugre_steady_state_fit_recovers_fc_fs_vs_sigma2():
     assert fit.levels["coulomb"] == pytest.approx(fc, rel=1e-6)
     assert fit.levels["coulomb"] + fit.levels["stribeck_peak"] == pytest.approx(fs, rel=1e-6)
     assert fit.levels["shape_speed"] == pytest.approx(vs, rel=1e-5)
-    model = fit.model()
+    model = fit.to_model()
     np.testing.assert_allclose(model.steady_state_force(v), y, atol=1e-9)
 
 

@@ -150,7 +150,7 @@ def test_spin_down_model_verified_on_held_out_turns_with_rotary_units(tmp_path, 
     spin = simulate(knob, make_excitation("spin-down", 0.0, 2 * math.pi, 1.5), sensor).to_capture()
     fit, _ = fit_spin_downs([spin], "stribeck", inertia=knob.inertia_kgm2)
     model = tmp_path / "knob.yaml"
-    save_model(model, fit.model(), axis="rotary")
+    save_model(model, fit.to_model(), axis="rotary")
     held_out = simulate(knob, turns(0.0, speeds=(1.0, 4.0), hold_s=1.0, accel=5.0), sensor, seed=5)
     cap = tmp_path / "turns.csv"
     save_capture(cap, held_out.to_capture())

@@ -93,6 +93,17 @@ class PressFit:
     detents_per_rev: int
     sliding: Sliding
 
+    def to_model(self) -> Any:
+        """The fitted law as a ``friction`` model; on a linear axis, the composite of the fitted spring (a
+        position table, m to N) and the friction."""
+        friction = self.law_fit.to_model()
+        if self.knots is None:
+            return friction
+        from hapticam.models.composite import Composite
+        from hapticam.models.impedance import position_table
+
+        return Composite([position_table(self.knots, self.spring), friction])
+
 
 def fit_press_speeds(captures: Sequence[Capture], law: str, *, axis: str = "linear",
                      window_s: float = WINDOW_S) -> PressFit:

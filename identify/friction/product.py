@@ -120,7 +120,7 @@ class LawFit:
         se = math.hypot(s * self.extra_se["detent_sin"], c * self.extra_se["detent_cos"]) / amp if amp else 0.0
         return amp, se                                   # first order in the (nearly orthogonal) sin and cos terms
 
-    def model(self) -> Friction:
+    def to_model(self) -> Friction:
         """The fitted law as a :class:`~hapticam.models.friction.Friction` model."""
         c, p, b, s = (self.levels[k] for k in ("coulomb", "stribeck_peak", "viscous", "shape_speed"))
         if self.law == "coulomb-viscous":
@@ -310,7 +310,7 @@ def fit_law_rotary(law: str, v: np.ndarray, y: np.ndarray, theta: np.ndarray, ex
     if its residual shows detents. Returns the fit and the detents per revolution (0: none found)."""
     ex = np.zeros((v.size, 0)) if extra is None else np.asarray(extra, dtype=np.float64).reshape(v.size, -1)
     first = fit_law(law, v, y, ex, extra_names)
-    model = first.model()
+    model = first.to_model()
     resid = y - model.steady_state_force(v) - ex @ np.array([first.extra[n] for n in extra_names] or np.zeros(0))
     found = detent_columns(theta, resid, gain=gain)
     if found is None:

@@ -284,7 +284,7 @@ def fit_spin_downs(captures: Sequence[Capture], law: str, *, inertia: float | No
 
 def predicted_coast(fit: LawFit, coast: Coast) -> np.ndarray:
     """The fitted law's deceleration torque ``f(w)`` over a coast (N m; LuGre: its steady-state curve)."""
-    return fit.model().steady_state_force(coast.w)
+    return fit.to_model().steady_state_force(coast.w)
 
 
 def coast_summary(fit: LawFit, coasts: list[Coast]) -> list[dict[str, Any]]:

@@ -67,7 +67,6 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     from hapticam.identify.hybrid.key_fit import POOR_FIT_PERCENT, identify_hybrid_key
     from hapticam.identify.hybrid.key_params import describe_roles
     from hapticam.models.files import make_provenance, save_model
-    from hapticam.models.hybrid_key import coupling_for_device
 
     check_output_file("-o", args.output, MODEL_SUFFIXES, MODEL_HINT)
     out = Path(args.output)
@@ -90,14 +89,10 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
         captures.append((name, cap.t_s, cap.x_m, cap.f_N, _kind(cap)))
     tip = None if args.probe_stiffness is None else (args.probe_stiffness, args.probe_damping)
     fit = identify_hybrid_key(captures, probe_tip=tip)
-    v = fit.values
-    kc, bc = coupling_for_device(args.device_damping, args.render_rate,
-                                 v["key_mass_kg"] + v["lever_ratio"] ** 2 * v["hammer_mass_kg"])
-    from hapticam.identify.hybrid.key_params import friction_width, to_model, with_extras
+    kc, bc = fit.coupling(args.device_damping, args.render_rate)
     from hapticam.identify.transients import identify_transients
 
-    model = with_extras(to_model({k: v[k] for k in v}, (kc, bc)), fit.extra,
-                        friction_width(fit.extra.get("friction_N", 0.0), HANDLE_MASS_KG, args.render_rate))
+    model = fit.to_model(args.device_damping, args.render_rate, HANDLE_MASS_KG)
     model.transients, transient_notes = identify_transients(model, captures)
     roles = describe_roles()
     notes = [f"{name}: {role}: {roles[role]}" for name, role in fit.roles.items()]
@@ -126,7 +121,7 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     for name, role in fit.roles.items():
         print(f"  {name}: {role} ({roles[role]}); fit (100 Hz) {fit.fit_percent[name]:.1f} %")
     for name, se in fit.std_errors.items():
-        print(f"  {name:<20} {v[name]:>12.6g} +- {se:.3g}")
+        print(f"  {name:<20} {fit.values[name]:>12.6g} +- {se:.3g}")
     for name, value in fit.extra.items():
         print(f"  beside the key: {name:<12} {value:>12.6g}")
     for name, why in fit.fixed.items():

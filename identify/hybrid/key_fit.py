@@ -55,6 +55,7 @@ from hapticam.identify.hybrid.key_events import bounce_alpha, string_fit
 from hapticam.identify.hybrid.key_params import (ACCELERATION_CUTOFF_HZ, FIXED_DEFAULTS, Prepared, classify,
                                                  describe_roles, extra_force, prepare, to_model)
 from hapticam.identify.hybrid.key_static import smooth, static_estimates
+from hapticam.models.base import Model
 from hapticam.models.hybrid_key import EV_LANDING, EV_LETOFF, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, HybridKey
 
 #: Priors for what the captures do not identify (a grand action's typical values).
@@ -86,6 +87,28 @@ class KeyFit:
     #: what the captures showed beside the hybrid key (:func:`~hapticam.identify.hybrid.key_params.with_extras`):
     #: ``friction_N`` (Coulomb), ``bump_k_Npm`` and ``bump_x_m`` (a spring rising before let-off)
     extra: dict[str, float] = field(default_factory=dict)
+
+    def coupling(self, device_damping_Nspm: float = 2.0, render_rate_hz: float = 1000.0) -> tuple[float, float]:
+        """The virtual coupling ``(k_c, b_c)`` (N/m, N s/m) through which a device of physical damping
+        ``device_damping_Nspm`` (N s/m) renders the key passively at ``render_rate_hz`` (Hz)
+        (:func:`~hapticam.models.hybrid_key.coupling_for_device`, the key's mass reflected to the handle)."""
+        from hapticam.models.hybrid_key import coupling_for_device
+
+        v = self.values
+        return coupling_for_device(device_damping_Nspm, render_rate_hz,
+                                   v["key_mass_kg"] + v["lever_ratio"] ** 2 * v["hammer_mass_kg"])
+
+    def to_model(self, device_damping_Nspm: float = 2.0, render_rate_hz: float = 1000.0,
+                 handle_mass_kg: float = 0.05) -> Model:
+        """The key to render on a device of physical damping ``device_damping_Nspm`` (N s/m) at
+        ``render_rate_hz`` (Hz) whose handle weighs ``handle_mass_kg`` (kg): the hybrid key behind its
+        :meth:`coupling`, with what the captures showed beside it
+        (:func:`~hapticam.identify.hybrid.key_params.with_extras`). The defaults are the simulated device's."""
+        from hapticam.identify.hybrid.key_params import friction_width, with_extras
+
+        width = friction_width(self.extra.get("friction_N", 0.0), handle_mass_kg, render_rate_hz)
+        return with_extras(to_model(dict(self.values), self.coupling(device_damping_Nspm, render_rate_hz)),
+                           self.extra, width)
 
     def uncertainty(self) -> dict[str, Any]:
         """Standard errors in the model file's parameter layout (the contact's under ``contact``)."""
