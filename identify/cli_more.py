@@ -10,10 +10,12 @@ from typing import Any
 
 from hapticam.errors import UsageError
 from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe, make_output_folder
+from hapticam.identify.estimators import CONTACT_ESTIMATORS
 
-#: ``hapticam.identify.contact.fit.ESTIMATORS`` and ``LAWS``, named here so that building the command line
-#: imports no estimator (scipy); ``tests/test_cli_startup.py`` keeps them the same
-ESTIMATORS = ("rls", "ils", "ia", "kalman", "gls", "etfe", "oem", "eem", "gmle")
+#: ``hapticam.identify.contact.fit.ESTIMATORS`` (the built-in estimators, read from their registry, which
+#: imports none of them) and ``LAWS``, named here so that building the command line imports no estimator
+#: (scipy); ``tests/test_cli_startup.py`` keeps them the same
+ESTIMATORS = tuple(CONTACT_ESTIMATORS.builtins)
 LAWS = ("linear", "hunt-crossley")
 
 
@@ -25,8 +27,9 @@ def register_contact(isub: argparse._SubParsersAction) -> None:
                     "position and force with one of the nine estimators of seed 004, or all of them side by side.")
     c.add_argument("capture", help="capture file (.csv or .npz) reaching into the contact")
     c.add_argument("-o", "--output", required=True, help="model file to write (.yaml or .msgpack)")
-    c.add_argument("--estimator", choices=(*ESTIMATORS, "all"), default="gls",
-                   help="estimator (default gls, global least squares); 'all' prints the nine side by side")
+    c.add_argument("--estimator", choices=(*CONTACT_ESTIMATORS.names(), "all"), default="gls",
+                   help="estimator (default gls, global least squares; a plugin may add more); 'all' prints the "
+                        "nine built-in ones side by side")
     c.add_argument("--law", choices=LAWS, default="linear", help="contact law (default linear)")
     c.add_argument("--probe-stiffness", type=float, default=None, metavar="N/m",
                    help="stiffness of the probe or rig in series with the contact, removed from the estimate")

@@ -263,3 +263,58 @@ def test_render_on_the_plugin_device_and_verify_the_plugin_kind_from_the_command
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["passed"] and result["fit_percent"] > 99.0
+
+
+# -- estimators ----------------------------------------------------------------------------------------------
+#: the synthetic wall's stiffness (N/m) and damping (N s/m) (``synthetic.persistent_excitation``'s defaults)
+WALL_K_NPM, WALL_B_NSPM = 1e6, 200.0
+
+
+def _knocked_wall_record(knock_N: float = 150.0, knocks: int = 40) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The synthetic wall's record (s, m, N) with ``knocks`` force samples in contact knocked up by ``knock_N``."""
+    from hapticam.identify.contact import synthetic
+
+    rec = synthetic.persistent_excitation(k=WALL_K_NPM, b=WALL_B_NSPM, duration_s=2.0)
+    f = rec.f_N.copy()
+    in_contact = np.arange(int(0.3 * f.size), f.size)              # after the approach and ramp (0.5 s of 2 s)
+    f[np.random.default_rng(5).choice(in_contact, knocks, replace=False)] += knock_N
+    return rec.t_s, rec.x_m, f
+
+
+def test_a_plugin_estimator_is_offered_and_fits_the_contact_it_is_asked_to(on_path: Path) -> None:
+    from hapticam.identify.contact.fit import ESTIMATORS, fit_contact
+    from hapticam.identify.estimators import CONTACT_ESTIMATORS
+
+    assert CONTACT_ESTIMATORS.names() == (*ESTIMATORS, "huber")
+    assert not [m for m in sys.modules if m.startswith("hapticam_plugin")]       # listed, not imported
+    t, x, f = _knocked_wall_record()
+    robust = fit_contact(t, x, f, estimator="huber")
+    assert robust.estimator == "huber" and robust.results["huber"].iterations > 1
+    assert robust.k_Npm == pytest.approx(WALL_K_NPM, rel=1e-2) and robust.b_Nspm == pytest.approx(WALL_B_NSPM, rel=1e-2)
+    pulled = fit_contact(t, x, f, estimator="gls")                  # least squares is pulled by the knocks
+    assert abs(pulled.b_Nspm - WALL_B_NSPM) > 2.0 * abs(robust.b_Nspm - WALL_B_NSPM)
+
+
+def test_an_estimator_plugin_that_names_no_function_is_refused_naming_it(on_path: Path) -> None:
+    from hapticam.errors import IdentificationError
+    from hapticam.identify.estimators import CONTACT_ESTIMATORS
+
+    write_dist(on_path, "hapticam-plugin-broken", {"hapticam.estimators": {
+        "contact.constant": "hapticam_plugin_example.estimators:HUBER_C", "contact.gls": "nowhere:gls"}})
+    with pytest.raises(IdentificationError) as caught:
+        CONTACT_ESTIMATORS.get("constant")
+    assert "constant" in str(caught.value) and "hapticam-plugin-broken 0.1" in str(caught.value)
+    assert CONTACT_ESTIMATORS.get("gls").__module__ == "hapticam.identify.contact.estimators"   # built in wins
+
+
+def test_identify_contact_runs_the_plugin_estimator_from_the_command_line(tmp_path: Path) -> None:
+    dists = tmp_path / "site"
+    write_example_dist(dists)
+    # a capture's reader marks knocks as spikes and leaves them out, so the command line gets a clean wall
+    save_capture(tmp_path / "wall.npz", Capture.from_arrays(*_knocked_wall_record(knocks=0), name="<wall>"))
+    done = _hapticam(["identify", "contact", "wall.npz", "--estimator", "huber", "-o", "wall.yaml", "--json"],
+                     dists, tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["estimator"] == "huber" and result["k_Npm"] == pytest.approx(WALL_K_NPM, rel=1e-2)
+    assert result["b_Nspm"] == pytest.approx(WALL_B_NSPM, rel=1e-2)

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-import hapticam.identify.contact.frequency as frequency
 import hapticam.identify.contact.recursive as recursive
 from hapticam.errors import IdentificationError
 from hapticam.identify.contact.batch import gls
@@ -37,9 +36,12 @@ from hapticam.identify.contact.onset import DatumEffect, Onset, datum_effect, de
 from hapticam.identify.contact.power_law import PowerLawFit, fit_power_law
 from hapticam.identify.contact.result import EstimateResult, as_signal, sample_times
 from hapticam.identify.contact.support import mark_statuses, wall_outside_statement
+from hapticam.identify.estimators import CONTACT_ESTIMATORS
 from hapticam.models.contact import Contact
 
-ESTIMATORS = ("rls", "ils", "ia", "kalman", "gls", "etfe", "oem", "eem", "gmle")
+#: the built-in estimators of the linear law (:data:`hapticam.identify.estimators.CONTACT_ESTIMATORS` adds
+#: those of other distributions); ``estimator="all"`` runs these side by side
+ESTIMATORS = tuple(CONTACT_ESTIMATORS.builtins)
 LAWS = ("linear", "hunt-crossley")
 
 
@@ -133,8 +135,9 @@ def _check(t_s: Any, x_m: Any, f_N: Any, v_mps: Any, estimator: str, law: str, s
     x = as_signal("x_m", x_m)
     f = as_signal("f_N", f_N, x.size)
     t, dt = sample_times(t_s, x.size)
-    if estimator not in ESTIMATORS + ("all",):
-        raise IdentificationError(f"estimator: expected one of {', '.join(ESTIMATORS)} or all, got {estimator!r}")
+    if estimator != "all" and not CONTACT_ESTIMATORS.knows(estimator):
+        raise IdentificationError(f"estimator: expected one of {', '.join(CONTACT_ESTIMATORS.names())} or all, "
+                                  f"got {estimator!r}")
     if law not in LAWS:
         raise IdentificationError(f"law: expected linear or hunt-crossley, got {law!r}")
     if law == "hunt-crossley" and estimator != "gls":
@@ -146,23 +149,6 @@ def _check(t_s: Any, x_m: Any, f_N: Any, v_mps: Any, estimator: str, law: str, s
         raise IdentificationError(f"probe_stiffness_Npm must be positive, got {probe!r}")
     v = np.gradient(x, dt) if v_mps is None else as_signal("v_mps", v_mps, x.size)
     return t, x, f, v, dt
-
-
-def _run(name: str, t: np.ndarray, d: np.ndarray, f: np.ndarray, vd: np.ndarray, s: ContactSettings) -> EstimateResult:
-    th0 = (s.k0_Npm, s.b0_Nspm)
-    if name == "rls":
-        return recursive.rls(t, d, f, theta0=th0 + (s.m0_kg,), lam=s.lam, p0=s.p0, p_max=s.p_max)
-    if name == "ils":
-        return recursive.ils(t, d, f, vd, theta0=th0, lam=s.lam, p0=s.p0, p_max=s.p_max)
-    if name == "kalman":
-        return recursive.kalman(t, d, f, vd, theta0=th0, r=s.kalman_r_N2, p0=s.p0, q=s.kalman_q)
-    if name == "ia":
-        return recursive.indirect_adaptive(t, d, f, vd, theta0=th0, gamma=s.gamma)
-    if name == "gls":
-        return gls(t, d, f, vd)
-    est = frequency.FrequencyEstimator(name, th0, freqs_Hz=s.freqs_Hz, n_freq=s.n_freq, f_max_Hz=s.f_max_Hz,
-                                       derivative=s.derivative)
-    return est.fit(t, d, f, vd)
 
 
 def damping_verdict(res: EstimateResult, rel_se_max: float = 0.1) -> tuple[bool, str]:
@@ -184,7 +170,7 @@ def _linear(fit: ContactFit, t: np.ndarray, d: np.ndarray, vd: np.ndarray, f: np
     fit.b_identifiable, fit.b_verdict = damping_verdict(base, s.b_rel_se_max)
     for name in names:
         try:
-            fit.results[name] = base if name == "gls" else _run(name, t, d, f, vd, s)
+            fit.results[name] = base if name == "gls" else CONTACT_ESTIMATORS.get(name)(t, d, f, vd, s)
         except IdentificationError as exc:
             if len(names) == 1:
                 raise

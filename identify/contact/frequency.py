@@ -246,7 +246,9 @@ class FrequencyEstimator:
 
     Parameters
     ----------
-    method : {"etfe", "oem", "eem", "gmle"}
+    method : str
+        An estimator of the ``spectral`` family (:data:`hapticam.identify.estimators.SPECTRAL_ESTIMATORS`):
+        ``etfe``, ``oem``, ``eem``, ``gmle`` or a plugin's.
     theta0 : array_like
         Initial ``[k, b]`` for the iterative ones (OEM, GMLE).
     freqs_Hz, n_freq, f_max_Hz, derivative
@@ -255,16 +257,16 @@ class FrequencyEstimator:
 
     def __init__(self, method: str, theta0: Any = (1e6, 50.0), *, freqs_Hz: Any = None, n_freq: int = 30,
                  f_max_Hz: float | None = None, derivative: str = "velocity") -> None:
-        if method not in ("etfe", "oem", "eem", "gmle"):
-            raise IdentificationError(f"unknown frequency-domain method {method!r}")
+        from hapticam.identify.estimators import SPECTRAL_ESTIMATORS
+
+        if not SPECTRAL_ESTIMATORS.knows(method):
+            raise IdentificationError(f"unknown frequency-domain method {method!r} (known: "
+                                      f"{', '.join(SPECTRAL_ESTIMATORS.names())})")
         self.method = method
+        self.estimate = SPECTRAL_ESTIMATORS.get(method)
         self.theta0 = theta0
         self.opts = {"freqs_Hz": freqs_Hz, "n_freq": n_freq, "f_max_Hz": f_max_Hz, "derivative": derivative}
 
     def fit(self, t_s: Any, x_m: Any, f_N: Any, v_mps: Any = None) -> EstimateResult:
         sp = spectra(t_s, x_m, f_N, v_mps, **self.opts)
-        if self.method == "etfe":
-            return etfe(sp)
-        if self.method == "eem":
-            return eem(sp)
-        return (oem if self.method == "oem" else gmle)(sp, self.theta0)
+        return self.estimate(sp, self.theta0)

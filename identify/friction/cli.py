@@ -10,7 +10,8 @@ Two experiments (``--experiment``, chosen from the captures by default):
   spring (a position table) and the friction; a rotary one's is the friction (detents are reported).
 
 ``--method ls`` (default) is least squares with standard errors (:mod:`.product`); ``--method uas`` runs
-seed 003's observer and says that its output is not identified friction (:mod:`.product_uas`).
+seed 003's observer and says that its output is not identified friction (:mod:`.product_uas`). The methods
+are the ``friction`` family of :mod:`hapticam.identify.estimators` (:mod:`.methods`), which a plugin extends.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from hapticam.errors import UsageError
 from hapticam.fileio import MODEL_HINT, MODEL_SUFFIXES, check_output_file, json_safe
+from hapticam.identify.estimators import FRICTION_METHODS
 
 EXPERIMENTS = ("auto", "spin-down", "speeds")
 #: ``hapticam.identify.friction.product.LAWS``, named here so that building the command line imports no
@@ -40,9 +42,9 @@ def register_friction(isub: argparse._SubParsersAction) -> None:
     f.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.csv or .npz)")
     f.add_argument("-o", "--output", required=True, help="model file to write (.yaml or .msgpack)")
     f.add_argument("--law", default="stribeck", help=f"friction law: {', '.join(LAWS)} (default stribeck)")
-    f.add_argument("--method", choices=("ls", "uas"), default="ls",
+    f.add_argument("--method", choices=FRICTION_METHODS.names(), default="ls",
                    help="ls: least squares with standard errors (default); uas: seed 003's observer (not identified "
-                        "friction: its adaptation law ignores the data)")
+                        "friction: its adaptation law ignores the data); a plugin may add more")
     f.add_argument("--experiment", choices=EXPERIMENTS, default="auto",
                    help="spin-down or speeds (default: spin-down when the motion is one launch and a coast, for "
                         "angle-only captures or with --inertia / --added-inertia, else speeds)")
@@ -93,29 +95,11 @@ def _load(args: argparse.Namespace) -> tuple[list[Any], str, str]:
     return captures, axes.pop(), experiment
 
 
-def _fit(args: argparse.Namespace, captures: list[Any], axis: str, experiment: str) -> tuple[Any, Any, dict[str, Any]]:
-    """Return (model, law fit, experiment-specific summary)."""
-    from hapticam.identify.friction.press_speeds import fit_press_speeds, press_summary
-    from hapticam.identify.friction.spin_down import WINDOW_S, coast_summary, fit_spin_downs
-
-    window = None if args.window_ms is None else args.window_ms * 1e-3
-    if args.method == "uas":
-        from hapticam.identify.friction.product_uas import run_uas
-
-        fit, report = run_uas(captures, args.law)
-        return fit.model(), fit, report
-    if experiment == "spin-down":
-        fit, coasts = fit_spin_downs(captures, args.law, inertia=args.inertia, added_inertia=args.added_inertia,
-                                     window_s=window)
-        return fit.model(), fit, {"coasts": coast_summary(fit, coasts)}
-    pf = fit_press_speeds(captures, args.law, axis=axis, window_s=window or WINDOW_S)
-    friction = pf.law_fit.model()
-    if pf.knots is None:
-        return friction, pf.law_fit, press_summary(pf)
-    from hapticam.models.composite import Composite
-    from hapticam.models.impedance import position_table
-
-    return Composite([position_table(pf.knots, pf.spring), friction]), pf.law_fit, press_summary(pf)
+def _fit(args: argparse.Namespace, captures: list[Any], axis: str, experiment: str) -> Any:
+    """The ``--method``'s :class:`~hapticam.identify.friction.methods.FrictionEstimate`."""
+    estimate = FRICTION_METHODS.get(args.method)
+    return estimate(captures, args.law, experiment=experiment, axis=axis, inertia=args.inertia,
+                    added_inertia=args.added_inertia, window_s=None if args.window_ms is None else args.window_ms * 1e-3)
 
 
 def _cmd_friction(args: argparse.Namespace) -> int:
@@ -124,15 +108,13 @@ def _cmd_friction(args: argparse.Namespace) -> int:
     _check_args(args)
     captures, axis, experiment = _load(args)
     base = _base_model(args.add_to, axis) if args.add_to else None
-    model, fit, detail = _fit(args, captures, axis, experiment)
+    estimate = _fit(args, captures, axis, experiment)
+    model, fit, detail, uncertainty = estimate.to_model(), estimate.fit, estimate.detail, estimate.uncertainty
     if base is not None:
+        if uncertainty is not None and model.kind == "friction":
+            uncertainty = {"friction": uncertainty}              # the friction is a part of the composite
         model, detail = _add_to(args.add_to, base, model, fit, detail)
-    summary = _summary(args, axis, experiment, model, fit, detail)
-    uncertainty = None
-    if args.method == "ls":
-        uncertainty = fit.uncertainty() if model.kind == "friction" else {"friction": fit.uncertainty()}
-        if detail.get("spring_se_N") is not None:
-            uncertainty["spring_f_N"] = detail["spring_se_N"]
+    summary = _summary(args, axis, experiment, model, fit, detail, estimate.identified)
     names = [Path(p).name for p in args.captures]
     prov = make_provenance(f"friction-{experiment}-{args.method}",
                            settings={"law": args.law, "method": args.method, "experiment": experiment,
@@ -171,12 +153,12 @@ def _add_to(source: str, base: Any, friction: Any, fit: Any, detail: dict[str, A
 
 
 def _summary(args: argparse.Namespace, axis: str, experiment: str, model: Any, fit: Any,
-             detail: dict[str, Any]) -> dict[str, Any]:
+             detail: dict[str, Any], identified: bool) -> dict[str, Any]:
     from hapticam.capture_columns import AXIS_UNITS
 
     return {"captures": list(args.captures), "output": args.output, "law": args.law, "method": args.method,
             "experiment": experiment, "axis": axis, "units": AXIS_UNITS[axis], "model_kind": model.kind,
-            "identified": args.method == "ls", "levels": fit.levels, "levels_se": fit.se, "extra": fit.extra,
+            "identified": identified, "levels": fit.levels, "levels_se": fit.se, "extra": fit.extra,
             "extra_se": fit.extra_se, "fit_percent": fit.fit_percent, "rms": fit.rms, "samples": fit.samples,
             "speed_range": list(fit.speed_range), "parameters": model.to_dict(), "notes": list(fit.notes),
             **detail}

@@ -1,1 +1,2 @@
-"""An example hapticam plugin: the device adapter ``light-sim`` and the model kind ``tactile-bump``."""
+"""An example hapticam plugin: the device adapter ``light-sim``, the model kind ``tactile-bump`` and the
+contact estimator ``huber``."""
