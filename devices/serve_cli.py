@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 
 from hapticam.devices.cli import seed_arg
-from hapticam.errors import UsageError
+from hapticam.errors import UsageError, parameters_as_flags
 
 #: the longest --duration (s), as render and monitor take: a timer past about 9e9 s overflows
 MAX_DURATION_S = 1e9
@@ -150,7 +150,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print(f"warning: {address} has no authentication: any local user (and with --allow-network anyone who "
               "can reach it) can connect and command forces; the default ipc:// address admits only you",
               file=sys.stderr)
-    user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
+    with parameters_as_flags({"depth_m": "--depth-mm"}):
+        user = make_user(args.user, 1.0 if args.user in ("press", "sine") else 4.0, args.depth_mm * 1e-3).repeating()
     stop = threading.Event()
     timer = threading.Timer(args.duration, stop.set) if args.duration is not None else None
     info = sys.stderr if args.json else sys.stdout

@@ -13,7 +13,7 @@ import pytest
 from hapticam.capture_io import load_capture
 from hapticam.cli import main
 from hapticam.devices.sim import SimParams
-from hapticam.errors import UsageError
+from hapticam.errors import ParameterError, UsageError
 from hapticam.models.files import load_model
 from hapticam.render.display import DISPLAY_MARGIN
 from hapticam.render.verify import verify
@@ -126,8 +126,9 @@ def test_replays_a_device_cannot_make_are_refused(model, capture) -> None:
     assert duration_s > MAX_REALTIME_REPLAY_S
     with pytest.raises(UsageError, match="real time"):
         verify(model, capture, speedup=1.0, device="zmq")
-    with pytest.raises(UsageError, match="--max-force"):
+    with pytest.raises(ParameterError) as refused:                # it sizes the ideal replay's device
         verify(model, capture, device="sim", max_force_N=20.0)
+    assert refused.value.parameter == "max_force_N"
     hi = SimParams().workspace_m[1]
     with pytest.raises(UsageError, match="workspace"):           # the capture moved past the device's travel
         verify(model, capture, device="sim", x_offset_m=hi)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hapticam.capture_columns import AXIS_UNITS, axis_of
-from hapticam.errors import UsageError
+from hapticam.errors import UsageError, parameters_as_flags
 from hapticam.fileio import MODEL_SUFFIXES, check_output_file, json_safe, make_output_folder
 from hapticam.render.verify.features import POSITION_JND_M, Thresholds
 
@@ -65,7 +65,16 @@ def _positive(name: str, value: float) -> float:
     return value
 
 
+#: the parameters of :func:`~hapticam.render.verify.compare.verify` and its device check, said as ``verify``'s flags
+VERIFY_FLAGS = {"device": "--device", "max_force_N": "--max-force", "rate_hz": "--rate", "speedup": "--speedup"}
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
+    with parameters_as_flags(VERIFY_FLAGS):
+        return _verify(args)
+
+
+def _verify(args: argparse.Namespace) -> int:
     from hapticam.capture_io import load_capture
     from hapticam.models.files import load_model
     from hapticam.render.verify.compare import verify

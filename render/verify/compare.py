@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from hapticam.devices.sim import SimParams
-from hapticam.errors import UsageError
+from hapticam.errors import ParameterError, UsageError
 from hapticam.capture import Capture
 from hapticam.capture_columns import AXIS_UNITS, axis_of
 from hapticam.identify.alignment import contact_offset, remove_backlash
@@ -322,7 +322,7 @@ def _check_speedup(speedup: float, chosen: float, capture: Capture, rate_hz: flo
     a quasi-static model may go as fast as the speed-up verify itself chooses (``chosen``)."""
     fastest = max(1.0, float(np.median(np.diff(capture.t_s))) * rate_hz, chosen)
     if not (math.isfinite(speedup) and 0 < speedup <= fastest * (1.0 + 1e-9)):
-        raise UsageError(f"--speedup: must be between 0 and {fastest:.6g} for this model and capture at "
+        raise ParameterError("speedup", f"must be between 0 and {fastest:.6g} for this model and capture at "
                          f"{rate_hz:g} Hz (one servo tick per capture sample, or the quasi-static replay's "
                          f"speed), got {speedup:g}")
 

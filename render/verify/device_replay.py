@@ -29,7 +29,7 @@ import numpy as np
 from hapticam.devices.base import DeviceSpec
 from hapticam.devices.sim import SimParams
 from hapticam.devices.users import User, position_user
-from hapticam.errors import RenderError, UsageError
+from hapticam.errors import ParameterError, RenderError
 from hapticam.models.base import Model
 from hapticam.render.emulated import EMULATED_DEVICES, EMULATOR_RATE_HZ, Emulated, emulator_problem
 from hapticam.render.loop import LoopConfig, ServoLoop, run_simulated
@@ -49,24 +49,24 @@ IDEAL_NOTE = ("ideal replay: a stiff position-controlled probe on an ideal devic
 
 def check_device(name: str | None, rate_hz: float = EMULATOR_RATE_HZ, axis: str = "linear",
                  max_force_N: float | None = None) -> None:
-    """Refuse, with one :class:`UsageError`, a device ``verify`` cannot replay through: an unknown name, an
-    emulated device this machine lacks the means to run, a rate its emulator does not run at (Hz), a
-    rotary capture (the devices are linear: N, m), a force limit given (N: it sizes the ideal device)."""
+    """Refuse, with one :class:`ParameterError` naming the parameter, a device ``verify`` cannot replay
+    through: an unknown name, an emulated device this machine lacks the means to run, a rate its emulator
+    does not run at (Hz), a rotary capture (the devices are linear: N, m), a force limit given (N: it sizes
+    the ideal device)."""
     if name is None:
         return
     if name not in DEVICE_CHOICES:
-        raise UsageError(f"--device: one of {', '.join(DEVICE_CHOICES)}, got {name!r}")
+        raise ParameterError("device", f"one of {', '.join(DEVICE_CHOICES)}, got {name!r}")
     if max_force_N is not None:
-        raise UsageError("--max-force sizes the ideal replay's device; --device uses the device's own limit")
+        raise ParameterError("max_force_N", f"sizes the ideal replay's device; {name} has its own force limit")
     problem = emulator_problem(name)
     if problem:
-        raise UsageError(f"--device {name} replays on its emulator: {problem}")
+        raise ParameterError("device", f"{name} replays on its emulator: {problem}")
     if name in EMULATED_DEVICES and rate_hz != EMULATOR_RATE_HZ:
-        raise UsageError(f"--device {name}: its emulator runs at {EMULATOR_RATE_HZ:g} Hz; use --rate "
-                         f"{EMULATOR_RATE_HZ:g} (got {rate_hz:g})")
+        raise ParameterError("rate_hz", f"{name}'s emulator runs at {EMULATOR_RATE_HZ:g} Hz, got {rate_hz:g} Hz")
     if axis != "linear":
-        raise UsageError(f"--device {name}: the devices are linear (N, m) and this capture is {axis}; "
-                         "verify it without --device")
+        raise ParameterError("device", f"{name} is linear (N, m) and this capture is {axis}; verify it on the "
+                             "ideal replay (no device)")
 
 
 def probe_user(t_replay: np.ndarray, x_m: np.ndarray, handle_mass_kg: float, name: str) -> User:
@@ -94,9 +94,9 @@ def replay_on_device(model: Model, name: str, t_replay: np.ndarray, x_m: np.ndar
         spec = params.spec()
     else:
         if duration_s > MAX_REALTIME_REPLAY_S:
-            raise UsageError(f"--device {name} replays in real time, and this replay would take "
-                             f"{duration_s:.3g} s, more than {MAX_REALTIME_REPLAY_S:g} s: verify a shorter capture "
-                             "on it, or use --device sim (simulated clock)")
+            raise ParameterError("device", f"{name} replays in real time, and this replay would take "
+                                 f"{duration_s:.3g} s, more than {MAX_REALTIME_REPLAY_S:g} s: verify a shorter "
+                                 "capture on it, or replay on sim (simulated clock)")
         options = ({"origin_mm": (0.0, 0.0, 0.0), "resolution_m": params.resolution_m,
                     "apparent_mass_kg": params.handle_mass_kg} if name == "phantom" else {})
         with Emulated(name, user, params, **options) as device:
@@ -110,12 +110,12 @@ def replay_on_device(model: Model, name: str, t_replay: np.ndarray, x_m: np.ndar
 
 
 def _check_workspace(name: str, spec: DeviceSpec, x_m: np.ndarray) -> None:
-    """The capture's travel (m) inside the device's workspace, or a :class:`UsageError`."""
+    """The capture's travel (m) inside the device's workspace, or a :class:`ParameterError` of ``device``."""
     lo, hi = spec.workspace_m
     if not (lo <= float(np.min(x_m)) and float(np.max(x_m)) <= hi):
-        raise UsageError(f"--device {name}: the capture's travel {1e3 * float(np.min(x_m)):.3g} to "
-                         f"{1e3 * float(np.max(x_m)):.3g} mm leaves the device's workspace "
-                         f"{1e3 * lo:.3g} to {1e3 * hi:.3g} mm")
+        raise ParameterError("device", f"{name}: the capture's travel {1e3 * float(np.min(x_m)):.3g} to "
+                             f"{1e3 * float(np.max(x_m)):.3g} mm leaves the device's workspace "
+                             f"{1e3 * lo:.3g} to {1e3 * hi:.3g} mm")
 
 
 def _realtime_run(model: Model, device: Any, duration_s: float, config: LoopConfig,
@@ -134,7 +134,7 @@ def _check_complete(name: str, result: RenderResult, duration_s: float, rate_hz:
     """A replay the loop stopped before its end compares nothing: a :class:`RenderError` naming the fault."""
     expected = int(round(duration_s * rate_hz))
     if result.stats.fault or result.t_s.size < expected:
-        raise RenderError(f"--device {name}: the replay stopped after {result.t_s.size} of {expected} ticks "
+        raise RenderError(f"device {name}: the replay stopped after {result.t_s.size} of {expected} ticks "
                           f"({result.stats.fault or 'no fault logged'}); nothing to compare")
 
 
