@@ -209,6 +209,11 @@ class Target:
         """Kernel state at rest before the probe touches (float64)."""
         raise NotImplementedError
 
+    def probe_tip(self) -> dict | None:
+        """The probe's tip on this target when it is a one-sided pad the key can leave (recorded in the
+        capture's ``probe`` metadata, :mod:`hapticam.render.verify.probe_tip`); None: bolted, or none."""
+        return None
+
     def probe_range_m(self) -> tuple[float, float]:
         """Default probe range ``(low, high)`` (m) an excitation should cover."""
         raise NotImplementedError

@@ -235,6 +235,10 @@ class PianoKey(Target):
         h0 = -(self.hammer_mass_kg * self.gravity_mps2 / self.rail_k) ** (1.0 / 1.5)      # hammer on its rail
         return np.array([q0, 0.0, h0, 0.0, 1.0, 0.0, 0.0], dtype=np.float64)
 
+    def probe_tip(self) -> dict:
+        """The probe's pad on the key front: one-sided linear Hunt-Crossley ``k x (1 + alpha x')``."""
+        return {"law": "hunt-crossley", "k_Npm": self.pad_Npm, "alpha_spm": self.pad_alpha, "one_sided": True}
+
     def probe_range_m(self) -> tuple[float, float]:
         """From the start to ``overdrive_m`` into the keybed felt (m)."""
         return (0.0, self.pretravel_m + self.dip_m + self.overdrive_m)

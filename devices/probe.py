@@ -271,7 +271,7 @@ def simulate(target: Target, excitation: Excitation, spec: ProbeSpec | None = No
         "target": target.to_dict(),
         "excitation": excitation.metadata(),
         "probe": {**asdict(spec), "kp_Npm": spec.kp_Npm, "kd_Nspm": spec.kd_Nspm, "substeps": spec.substeps,
-                  "dt_s": spec.dt_s},
+                  "dt_s": spec.dt_s, **({"tip": tip} if (tip := target.probe_tip()) else {})},
         "seed": int(seed),
         "sample_rate_hz": rate,
         "axis": getattr(target, "axis", "linear"),

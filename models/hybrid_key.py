@@ -119,7 +119,6 @@ Seed 004: Agar, contact model F = k x + b x_dot (eq. 2.1).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -132,7 +131,8 @@ from hapticam.models.ranges import Range, body_mass, damping, force, length, rat
 # the compiled kernel and the block layout are re-exported: they are part of this module's API
 from hapticam.models.hybrid_key_coupling import coupling_for_device  # noqa: F401
 from hapticam.models.hybrid_key_geometry import check_escapement, drive_point  # noqa: F401
-from hapticam.models.hybrid_key_kernel import hybrid_key_diag, hybrid_key_flags, hybrid_key_force, hybrid_key_run  # noqa: F401
+from hapticam.models.hybrid_key_kernel import hybrid_key_diag, hybrid_key_flags, hybrid_key_force  # noqa: F401
+from hapticam.models.hybrid_key_trace import HybridKeyTrace, hybrid_key_run, simulate_key  # noqa: F401
 from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_SPEED_MPS, DT_MAX_S, DT_MIN_S,
                                                EVENT_NAMES, EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING,
                                                FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_IMPACT, FLAG_KEYBED,
@@ -140,7 +140,8 @@ from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_S
                                                LAW_HUNT_CROSSLEY, LAW_RIGID, MAX_KEY_SUBSTEP_S, MAX_LOGGED_EVENTS, MAX_SUBSTEPS,
                                                MAX_SUBSTEP_S, MODE_CONTACT, MODE_FLIGHT, PARAM_SIZE, P_B, P_BC, P_BK, P_BKB,
                                                P_DC, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_HK, P_K, P_KC, P_KKB, P_KR, P_LAW,
-                                               P_MH, P_MK, P_N, P_R, P_RAIL, P_TOUCH, P_VCAP, P_XJ, P_XKB, P_XL, P_XR, P_YS, STATE_SIZE,
+                                               P_MH, P_MK, P_N, P_PAD, P_PAD_ALPHA, P_PAD_BUMP_K, P_PAD_BUMP_X,
+                                               P_PAD_FC, P_PAD_VEPS, P_R, P_RAIL, P_TOUCH, P_VCAP, P_XJ, P_XKB, P_XL, P_XR, P_YS, STATE_SIZE,
                                                SUBSTEP_OMEGA_H, SUBSTEP_REF_SPEED_MPS, S_ESCAPED, S_EV0,
                                                S_EV_COUNT, S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION,
                                                S_RECOVERIES, S_STRING_SPEED, S_TPREV, S_T_LAND, S_T_LETOFF,
@@ -156,7 +157,7 @@ _RIGID_FIELDS = {"law", "restitution"}
 _REQUIRED = {"key_mass_kg", "return_spring_Npm", "preload_N", "hammer_mass_kg", "lever_ratio", "contact"}
 _OPTIONAL = {"gravity_mps2", "let_off_m", "check_drop_m", "repetition_m", "string_height_m",
              "string_restitution", "keybed_m", "keybed_k_Npm", "keybed_b_Nspm", "coupling_k_Npm",
-             "coupling_b_Nspm", "hammer_rail", "jack_pickup_m", "touch_m"}
+             "coupling_b_Nspm", "hammer_rail", "jack_pickup_m", "touch_m", "coupling_pad_alpha_spm"}
 
 
 def _optional_position(field: str, value: Any) -> float | None:
@@ -219,6 +220,11 @@ class HybridKey(Model):
     coupling_k_Npm, coupling_b_Nspm : None (the key is the handle), or the virtual coupling (N/m > 0,
         N s/m >= 0) through which the handle pulls a simulated key of mass ``key_mass_kg`` (> 0); for a
         device with damping b at period T keep ``b > k_c T / 2 + b_c`` (``coupling_for_device``).
+    coupling_pad_alpha_spm : None (the coupling is the virtual spring-damper above), or the alpha (s/m, >= 0) of
+        a one-sided pad holding the key: the coupling is then a linear Hunt-Crossley contact
+        ``k_c delta (1 + alpha delta')`` (``coupling_b_Nspm`` 0) that never pulls, and the key carries its own
+        forces (return spring, preload, keybed, its back rail at ``touch_m``): the probe's tip holding a real
+        key, as ``verify`` replays a capture that names its tip (:mod:`hapticam.models.hybrid_key_coupling`).
 
     References
     ----------
@@ -227,6 +233,10 @@ class HybridKey(Model):
 
     kind = "hybrid-key"
     kind_code = KIND_HYBRID_KEY
+    #: a key held by a pad (``coupling_pad_alpha_spm``): the forces beside it that act on the key itself, its
+    #: Coulomb friction (N) over v_eps (m/s) and a one-sided spring (N/m) from a position (m); set by
+    #: :func:`hapticam.render.verify.probe_tip.held_by_tip`, not written to model files
+    held_key_forces: tuple = (0.0, 1.0, 0.0, ABSENT_M)
     #: the hammer's landings and string strikes (located events) and the key on its keybed (flag bit 5)
     impact_events = ("landing", "string", "keybed")
     #: a coupled key's springs that act on the handle itself, beside the coupling (module docstring, "Coupled key")
@@ -253,7 +263,7 @@ class HybridKey(Model):
                  string_restitution: float = 0.5, keybed_m: float | None = None,
                  keybed_k_Npm: float = 0.0, keybed_b_Nspm: float = 0.0, coupling_k_Npm: float | None = None,
                  coupling_b_Nspm: float = 0.0, hammer_rail: bool = False, jack_pickup_m: float = 0.0,
-                 touch_m: float | None = None) -> None:
+                 touch_m: float | None = None, coupling_pad_alpha_spm: float | None = None) -> None:
         self.key_mass_kg = as_float("key_mass_kg", key_mass_kg, min_value=0.0, max_value=1e3)
         self.return_spring_Npm = as_float("return_spring_Npm", return_spring_Npm, min_value=0.0, max_value=1e9)
         self.preload_N = as_float("preload_N", preload_N, min_value=-1e6, max_value=1e6)
@@ -280,6 +290,11 @@ class HybridKey(Model):
         self.hammer_rail = hammer_rail
         self.jack_pickup_m = as_float("jack_pickup_m", jack_pickup_m, min_value=0.0, max_value=X_LIMIT_M)
         self.touch_m = None if touch_m is None else as_float("touch_m", touch_m, min_value=0.0, max_value=X_LIMIT_M)
+        self.coupling_pad_alpha_spm = (None if coupling_pad_alpha_spm is None else
+                                       as_float("coupling_pad_alpha_spm", coupling_pad_alpha_spm, min_value=0.0,
+                                                max_value=1e3))
+        if self.coupling_pad_alpha_spm is not None and (self.coupling_k_Npm is None or self.coupling_b_Nspm != 0.0):
+            raise ModelValidationError("coupling_pad_alpha_spm: a pad needs coupling_k_Npm and no coupling_b_Nspm")
         if self.coupling_k_Npm is not None and not self.key_mass_kg > 0.0:
             raise ModelValidationError("key_mass_kg: a coupled key (coupling_k_Npm) needs a key mass > 0")
         if self.coupling_k_Npm is not None and self.rigid:
@@ -361,7 +376,8 @@ class HybridKey(Model):
         (``m_k + r^2 m_h``) the damping ratio ``KEY_DAMPING_RATIO`` on the coupling,
         ``b_c + b_d = 2 zeta sqrt(k_c (m_k + r^2 m_h))`` (0 without a coupling; passivity in
         :mod:`hapticam.models.hybrid_key_coupling`)."""
-        if self.coupling_k_Npm is None or self.coupling_b_Nspm >= math.sqrt(self.coupling_k_Npm * self.key_mass_kg):
+        if (self.coupling_k_Npm is None or self.coupling_pad_alpha_spm is not None
+                or self.coupling_b_Nspm >= math.sqrt(self.coupling_k_Npm * self.key_mass_kg)):
             return 0.0   # a physical pad (the probe's tip) damping the key alone at zeta >= 1/2 is left as it is
         mass = self.key_mass_kg + self.lever_ratio ** 2 * self.hammer_mass_kg
         critical = 2.0 * math.sqrt(self.coupling_k_Npm * mass)
@@ -392,6 +408,11 @@ class HybridKey(Model):
             p[P_BK] = self.key_damping_Nspm
         p[P_RAIL], p[P_XJ] = float(self.hammer_rail), self.jack_pickup_m
         p[P_TOUCH] = -ABSENT_M if self.touch_m is None else self.touch_m
+        p[P_PAD_VEPS], p[P_PAD_BUMP_X] = 1.0, ABSENT_M
+        if self.coupling_pad_alpha_spm is not None:
+            p[P_PAD], p[P_PAD_ALPHA] = 1.0, self.coupling_pad_alpha_spm
+            friction, v_eps, bump_k, bump_x = self.held_key_forces
+            p[P_PAD_FC], p[P_PAD_VEPS], p[P_PAD_BUMP_K], p[P_PAD_BUMP_X] = friction, v_eps, bump_k, bump_x
         return p
 
     def initial_state(self) -> np.ndarray:
@@ -415,7 +436,9 @@ class HybridKey(Model):
                 **({"hammer_rail": True, "jack_pickup_m": self.jack_pickup_m} if self.hammer_rail else {}),
                 **({} if self.touch_m is None else {"touch_m": self.touch_m}),
                 **({} if self.coupling_k_Npm is None else
-                   {"coupling_k_Npm": self.coupling_k_Npm, "coupling_b_Nspm": self.coupling_b_Nspm})}
+                   {"coupling_k_Npm": self.coupling_k_Npm, "coupling_b_Nspm": self.coupling_b_Nspm}),
+                **({} if self.coupling_pad_alpha_spm is None else
+                   {"coupling_pad_alpha_spm": self.coupling_pad_alpha_spm})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "HybridKey":
@@ -445,56 +468,7 @@ class HybridKey(Model):
                 for path, value in super().handle_stiffnesses(at_force_N)]
 
     # -- simulation -----------------------------------------------------------------------------------
-    def simulate(self, x_m: Any, dt_s: float, v_mps: Any = None, a_mps2: Any = None) -> "HybridKeyTrace":
-        """Run the compiled kernel over key positions ``x_m[i]`` sampled at ``t = i dt_s`` (from rest).
-
-        ``v_mps`` and ``a_mps2`` default to finite differences of ``x_m``. Returns a
-        :class:`HybridKeyTrace` with the force, hammer trajectory, flags and located events."""
-        x = np.ascontiguousarray(x_m, dtype=np.float64)
-        if x.ndim != 1 or x.size == 0:
-            raise ModelValidationError("x_m: expected a non-empty 1-D array of key positions")
-        dt = as_float("dt_s", dt_s, min_value=0.0, strict_min=True)
-        v = np.gradient(x, dt) if v_mps is None and x.size > 1 else np.zeros_like(x) if v_mps is None else v_mps
-        v = np.ascontiguousarray(v, dtype=np.float64)
-        a = np.gradient(v, dt) if a_mps2 is None and x.size > 1 else np.zeros_like(x) if a_mps2 is None else a_mps2
-        a = np.ascontiguousarray(a, dtype=np.float64)
-        if v.shape != x.shape or a.shape != x.shape:
-            raise ModelValidationError("v_mps: velocity and acceleration must have the shape of x_m")
-        p = self.params_block()
-        s = self.initial_state()
-        n = x.size
-        force, y, w = np.empty(n), np.empty(n), np.empty(n)
-        flags = np.empty(n, dtype=np.int64)
-        cap = 4 * n
-        ev_tick, ev_code = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
-        ev_time, ev_speed = np.empty(cap), np.empty(cap)
-        n_ev = hybrid_key_run(p, s, x, v, a, dt, force, y, w, flags, ev_tick, ev_code, ev_time, ev_speed)
-        return HybridKeyTrace(time_s=np.arange(n) * dt, force_N=force, hammer_y_m=y, hammer_v_mps=w,
-                              flags=flags, event_tick=ev_tick[:n_ev], event_code=ev_code[:n_ev],
-                              event_time_s=ev_time[:n_ev], event_speed_mps=ev_speed[:n_ev], state=s)
-
-
-@dataclass
-class HybridKeyTrace:
-    """Result of :meth:`HybridKey.simulate`: per-sample arrays and the located events.
-
-    ``event_code`` uses ``EVENT_NAMES``; ``event_time_s`` is the event's time located inside its tick;
-    ``event_speed_mps`` is the landing closing speed, the lift-off separation speed, the hammer speed at
-    the string, or the key speed at let-off. ``state`` is the final kernel state."""
-
-    time_s: np.ndarray
-    force_N: np.ndarray
-    hammer_y_m: np.ndarray
-    hammer_v_mps: np.ndarray
-    flags: np.ndarray
-    event_tick: np.ndarray
-    event_code: np.ndarray
-    event_time_s: np.ndarray
-    event_speed_mps: np.ndarray
-    state: np.ndarray
-
-    def events(self, code: int | None = None) -> np.ndarray:
-        """Times (s) of the events with ``code`` (all events if None)."""
-        if code is None:
-            return self.event_time_s.copy()
-        return self.event_time_s[self.event_code == code]
+    def simulate(self, x_m: Any, dt_s: float, v_mps: Any = None, a_mps2: Any = None) -> HybridKeyTrace:
+        """Run the compiled kernel over key positions ``x_m[i]`` sampled at ``t = i dt_s`` (from rest):
+        :func:`~hapticam.models.hybrid_key_trace.simulate_key`."""
+        return simulate_key(self.params_block(), self.initial_state(), x_m, dt_s, v_mps, a_mps2)

@@ -58,6 +58,22 @@ switch at every crossing of the rail's kink with the key behind the handle (4-26
 a key oscillating across it); where the static reaction differs, the key sits ``(F_0 - R) / k_c`` from
 the handle instead (0.34 mm on the rail of the identified piano action: the hammer's weight comes on over
 that much handle travel at the pickup).
+
+Pad (``coupling_pad_alpha_spm``, ``P_PAD``). The key held as a probe's tip holds a real one
+(:mod:`hapticam.render.verify.probe_tip`): the coupling is a one-sided linear Hunt-Crossley pad
+``F = k_c delta (1 + alpha delta')``, ``delta = x_h - x_k``, clamped at 0 (it never pulls; Hunt & Crossley,
+"Coefficient of restitution interpreted as damping in vibroimpact", 1975, with n = 1), and the key carries its
+own forces, as a key under a tip does::
+
+    m_k x_k'' = F_pad - k_r x_k - F_p - F_kb(x_k, v_k) - R - F_f tanh(v_k / v_eps) - k_b (x_k - x_b)^+
+
+with no preload ``F_0``, no damper ``b_d`` and nothing at the handle but the pad (``F_f``, ``k_b``, ``x_b``:
+the friction and let-off spring identified beside the key, ``HybridKey.held_key_forces``). The key rests on its
+back rail at ``touch_m`` (a plastic stop). So the key leaves the pad when it outruns it (after the hammer's
+landing in the backcheck, or when the hammer's weight leaves it at the release) and strikes it again, and it
+rings on the pad at the touch: what a capture through a stiff tip holds. Passive: every force on the key is a
+spring, a damper, friction or gravity through the lever, the pad is a Hunt-Crossley contact with alpha >= 0 and
+the stop only removes energy.
 """
 
 from __future__ import annotations
@@ -68,8 +84,10 @@ from numba import njit
 
 from hapticam.models.hybrid_key_geometry import check_held, drive_slope
 from hapticam.models.hybrid_key_layout import (FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
-                                               MAX_LOGGED_EVENTS, MODE_CONTACT, P_BC, P_BK, P_BKB, P_G,
-                                               P_KC, P_KKB, P_MH, P_MK, P_R, P_XKB, S_CEV0,
+                                               MAX_LOGGED_EVENTS, MODE_CONTACT, P_BC, P_BK, P_BKB, P_FP, P_G,
+                                               P_KC, P_KKB, P_KR, P_MH, P_MK, P_PAD, P_PAD_ALPHA, P_PAD_BUMP_K,
+                                               P_PAD_BUMP_X, P_PAD_FC, P_PAD_VEPS, P_R, P_TOUCH,
+                                               P_XKB, S_CEV0,
                                                S_CEV_COUNT, S_ESCAPED, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC,
                                                S_MODE, S_RK, S_VK, S_XC, S_XK)
 
@@ -92,6 +110,8 @@ def coupling_preload(p, s):
     """The coupling's preload F_0 (N): the hammer's static weight on the jack, r m_h g, while the hammer is
     in contact, whatever the drive point's slope (module notes, passivity (3)); 0 while it flies. A
     simulated key's escaped closing check: its lever at the handle times m_h g (hybrid_key_geometry)."""
+    if p[P_PAD] > 0.0:
+        return 0.0                                 # a pad holding the key: the key carries its own forces
     if p[P_BK] > 0.0 and s[S_MODE] != MODE_CONTACT:
         return 0.0                                 # a simulated key: nothing while the hammer flies
     if s[S_ESCAPED] != 0.0 and check_held(p):
@@ -107,10 +127,69 @@ def key_equilibrium(p, s, x_h, reaction):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def pad_rest(p):
+    """Where a key held by a pad rests on its back rail (m, handle's axis): its surface ``touch_m``, or 0."""
+    return p[P_TOUCH] if p[P_TOUCH] >= 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def pad_force(p, x_h, v_h, xk, vk):
+    """The pad's force on the key (N, >= 0) and its local stiffness and damping: one-sided linear
+    Hunt-Crossley ``k_c delta (1 + alpha delta')``, ``delta = x_h - x_k`` (never pulling)."""
+    d = x_h - xk
+    if d <= 0.0:
+        return 0.0, 0.0, 0.0
+    kc = p[P_KC]
+    damp = p[P_PAD_ALPHA] * kc * d
+    f = kc * d + damp * (v_h - vk)
+    if f <= 0.0:
+        return 0.0, 0.0, 0.0
+    return f, kc, damp
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def pad_substep(p, s, x_h, v_h, h):
+    """A key held by a one-sided pad (module notes, "Pad"): advance it by ``h`` (s) with the handle at ``x_h``
+    (m, at the sub-step's end) moving at ``v_h`` (m/s), against its own forces and the hammer reaction
+    ``s[S_RK]``; returns the pad's force at the sub-step's end (N)."""
+    xk = s[S_XK]
+    vk = s[S_VK]
+    fp, stiff, damp = pad_force(p, x_h, v_h, xk, vk)
+    # m_k x_k'' = F_pad - k_r x_k - F_p - F_kb(x_k, v_k) - R
+    f = fp - p[P_KR] * xk - p[P_FP] - s[S_RK]
+    stiff += p[P_KR]
+    if xk > p[P_XKB]:
+        f_kb = p[P_KKB] * (xk - p[P_XKB]) + p[P_BKB] * vk
+        if f_kb > 0.0:
+            f -= f_kb
+            stiff += p[P_KKB]
+            damp += p[P_BKB]
+    if xk > p[P_PAD_BUMP_X]:                       # a one-sided spring beside the key (let-off button)
+        f -= p[P_PAD_BUMP_K] * (xk - p[P_PAD_BUMP_X])
+        stiff += p[P_PAD_BUMP_K]
+    if p[P_PAD_FC] > 0.0:                          # the key's friction, F_c tanh(v / v_eps): its slope implicit
+        u = vk / p[P_PAD_VEPS]
+        th = math.tanh(u)
+        f -= p[P_PAD_FC] * th
+        damp += p[P_PAD_FC] / p[P_PAD_VEPS] * (1.0 - th * th)
+    vk = vk + h * (f - h * stiff * vk) / (p[P_MK] + h * damp + h * h * stiff)
+    xk = xk + h * vk
+    rest = pad_rest(p)
+    if xk < rest:                                  # the back rail: a plastic stop
+        xk = rest
+        vk = max(vk, 0.0)
+    s[S_XK] = xk
+    s[S_VK] = vk
+    return pad_force(p, x_h, v_h, xk, vk)[0]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def key_substep(p, s, x_h, v_h, h):
     """Advance the simulated key by ``h`` (s) with the handle at ``x_h`` (m, at the sub-step's end)
     moving at ``v_h`` (m/s), against the hammer reaction ``s[S_RK]`` of the previous sub-step.
     Returns the coupling force F_c at the sub-step's end (N)."""
+    if p[P_PAD] > 0.0:
+        return pad_substep(p, s, x_h, v_h, h)
     xk = s[S_XK]
     vk = s[S_VK]
     kc = p[P_KC]

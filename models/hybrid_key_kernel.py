@@ -8,7 +8,8 @@ import math
 import numpy as np
 from numba import njit
 
-from hapticam.models.hybrid_key_coupling import begin_tick, coupling_preload, end_tick, gather_substep, key_substep
+from hapticam.models.hybrid_key_coupling import (begin_tick, coupling_preload, end_tick, gather_substep, key_substep,
+                                                pad_force, pad_rest)
 from hapticam.models.hybrid_key_events import (clamp, crossing_time, landing_time, liftoff_time, rk4_contact,
                                                string_time)
 from hapticam.models.hybrid_key_geometry import check_held, drive_at, drive_kink, lever_at
@@ -17,7 +18,7 @@ from hapticam.models.hybrid_key_layout import (ABSENT_M, A_LIMIT_MPS2, DT_MAX_S,
                                                FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                                F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS, MAX_LOGGED_EVENTS,
                                                MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BK, P_BKB, P_DELTA0,
-                                               P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_RAIL, P_TOUCH,
+                                               P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_PAD, P_RAIL, P_TOUCH,
                                                P_VCAP, P_XKB, P_XL, P_XR, P_YS, S_ESCAPED, S_EV0, S_EV_COUNT,
                                                S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION, S_RECOVERIES,
                                                S_STRING_SPEED, S_TH, S_TPREV, S_UH, S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_T_LIFT,
@@ -171,7 +172,12 @@ def _flight(p, s, x0, v0, a, t, seg_end, T, lever, q, s_t, sp, y, w, mode, esc, 
         sp = lever * (v0 + a * t)
         rel = w - sp  # <= 0: closing speed
         s[S_LAND_SPEED] = -rel
+        earlier = int(s[S_FLAGS]) & FLAG_IMPACT
         _log_event(s, EV_LANDING, t, -rel, T)
+        if lever_at(p, s, x0 + v0 * t + 0.5 * a * t * t, esc) == 0.0:
+            # on its rail (lever 0 at the key): the key feels none of it, no impact of the key's (as
+            # hybrid_key_impact); the event stays in the log
+            s[S_FLAGS] = float((int(s[S_FLAGS]) & ~FLAG_IMPACT) | earlier)
         mode = MODE_CONTACT
         if rigid:
             # rigid reset: (y_dot - s_dot)+ = -e (y_dot - s_dot)-  (seed 000 section 5)
@@ -320,9 +326,9 @@ def hybrid_key_force(p, s, x, v, a, dt):
     [``DT_MIN_S``, ``DT_MAX_S``]. Non-finite inputs return NaN and leave ``s`` unchanged; finite inputs
     never give NaN (they are clamped to ``X_LIMIT_M``, ``V_LIMIT_MPS``, ``A_LIMIT_MPS2``)."""
     f = _coupled_force(p, s, x, v, dt) if p[P_KC] > 0.0 else _direct_force(p, s, x, v, a, dt)
-    if p[P_TOUCH] >= 0.0 and x < p[P_TOUCH]:
+    if p[P_TOUCH] >= 0.0 and x < p[P_TOUCH] and p[P_PAD] == 0.0:
         return 0.0                      # above the key's surface nothing touches it (the hammer runs on)
-    return f
+    return f                            # (a pad holding the key: its own force says where it touches)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -336,6 +342,9 @@ def _coupled_force(p, s, x, v, dt):
     x = clamp(x, -X_LIMIT_M, X_LIMIT_M)
     v = clamp(v, -V_LIMIT_MPS, V_LIMIT_MPS)
     f_key, on_keybed = _key_force(p, x, v, 0.0)  # the key's springs and keybed at the handle
+    pad = p[P_PAD] > 0.0
+    if pad:
+        f_key = 0.0                              # a pad holding the key: they act on the key (hybrid_key_coupling)
     if s[S_INIT] == 0.0:
         s[S_XK] = x  # the key at rest under the handle, the hammer on the jack: F_c = F_0 = R
         s[S_VK] = 0.0
@@ -345,7 +354,12 @@ def _coupled_force(p, s, x, v, dt):
         s[S_XC] = x
         _direct_force(p, s, x, 0.0, 0.0, 0.0)
         s[S_RK] = s[S_REACTION]
+        if pad:                                  # on its back rail, or on the pad pressed by its static load
+            load, _ = _key_force(p, x, 0.0, 0.0)
+            s[S_XK] = max(x - (load + s[S_REACTION]) / p[P_KC], pad_rest(p))
     if not dt > 0.0:
+        if pad:
+            return pad_force(p, x, v, s[S_XK], s[S_VK])[0]
         return f_key + p[P_KC] * (x - s[S_XK]) + p[P_BC] * (v - s[S_VK]) + coupling_preload(p, s)
     T = clamp(dt, DT_MIN_S, DT_MAX_S)
     n = max(1, min(int(math.ceil(T / p[P_HK] - 1e-9)), MAX_KEY_SUBSTEPS))
@@ -376,7 +390,7 @@ def _coupled_force(p, s, x, v, dt):
     s[S_TH] = T
     if not (math.isfinite(total) and abs(s[S_XK]) <= X_LIMIT_M and abs(s[S_VK]) <= W_LIMIT_MPS):
         s[S_RECOVERIES] += 1.0  # a runaway key: back to rest under the handle (counted)
-        s[S_XK] = x
+        s[S_XK] = x if not pad else max(x, pad_rest(p))
         s[S_VK] = 0.0
         return f_key + coupling_preload(p, s)
     return f_key + total / n
@@ -455,31 +469,6 @@ def _direct_force(p, s, x, v, a, dt):
 def hybrid_key_flags(p, s):
     """Mode/event flags of the last tick (int bit field; bits listed in the module docstring)."""
     return int(s[S_FLAGS])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def hybrid_key_run(p, s, x, v, a, dt, out_force, out_y, out_w, out_flags,
-                   ev_tick, ev_code, ev_time, ev_speed):
-    """Run the kernel over sampled key motion ``x[i]`` (m) at ``t = i dt`` (s), writing the force (N),
-    hammer height (m), hammer velocity (m/s) and flags after each tick, and the events (tick index,
-    code, time (s) from the first sample, speed (m/s)) into the ``ev_*`` arrays. Returns the number of
-    events (may exceed the arrays' size; only the first ones are kept; at most four per tick)."""
-    n_ev = 0
-    for i in range(x.size):
-        out_force[i] = hybrid_key_force(p, s, x[i], v[i], a[i], dt)
-        out_y[i] = s[S_Y]
-        out_w[i] = s[S_W]
-        out_flags[i] = int(s[S_FLAGS])
-        ne = min(int(s[S_EV_COUNT]), MAX_LOGGED_EVENTS)
-        for j in range(ne):
-            if n_ev < ev_tick.size:
-                k = S_EV0 + 3 * j
-                ev_tick[n_ev] = i
-                ev_code[n_ev] = int(s[k])
-                ev_time[n_ev] = (i - 1) * dt + s[k + 1]  # tick i runs from sample i-1 to sample i
-                ev_speed[n_ev] = s[k + 2]
-            n_ev += 1
-    return n_ev
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

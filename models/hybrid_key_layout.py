@@ -12,6 +12,9 @@ Parameter block (``params_block()``, float64)::
     20 check drop d_c (m)   21 repetition point x_r (m; -1e30 if no let-off)
     22 handle-key coupling k_c (N/m; 0: the key is the handle)   23 coupling damping b_c (N s/m)
     24 key sub-step h_k (s; coupled key)   25 key damper b_d on the key's motion relative to the handle (N s/m)
+    26 hammer rail (1/0)   27 jack pickup x_j (m)   28 key surface x_t (m; -1e30: touched everywhere)
+    29 pad (1: the coupling is a one-sided pad holding the key)   30 the pad's Hunt-Crossley alpha (s/m)
+    31-34 a held key's own friction F_c (N) and v_eps (m/s), and a one-sided spring k (N/m) from x_b (m)
 
 State block (``initial_state()``, float64)::
 
@@ -43,7 +46,12 @@ P_KC, P_BC, P_HK = 22, 23, 24          # handle-key coupling k_c (N/m; 0: key dr
 P_BK = 25                              # coupled key's damper on its motion relative to the handle (N s/m)
 P_RAIL, P_XJ = 26, 27                  # hammer rail (1/0) and jack pickup x_j (m): hybrid_key_geometry
 P_TOUCH = 28                           # the key's surface (m; -ABSENT_M: touched everywhere)
-PARAM_SIZE = 29
+P_PAD = 29                             # 1: the coupling is a one-sided pad holding the key (hybrid_key_coupling)
+P_PAD_ALPHA = 30                       # the pad's Hunt-Crossley alpha (s/m): damping alpha k_c delta
+# a key held by a pad carries the forces beside it that act on the key: Coulomb friction F_c tanh(v_k / v_eps)
+# (N, m/s) and a one-sided spring k (x_k - x_b) past x_b (N/m, m; a jack toe on its let-off button)
+P_PAD_FC, P_PAD_VEPS, P_PAD_BUMP_K, P_PAD_BUMP_X = 31, 32, 33, 34
+PARAM_SIZE = 35
 
 # -- state block layout -------------------------------------------------------------------------------
 S_Y, S_W, S_XPREV, S_UPREV, S_MODE, S_FLAGS, S_ESCAPED, S_INIT = 0, 1, 2, 3, 4, 5, 6, 7

@@ -85,9 +85,10 @@ def test_demo_on_the_piano_action_identifies_a_hybrid_key_with_its_friction_and_
     assert check["noticeable"] == []
     report = json.loads((tmp_path / "verify.json").read_text())
     assert report["replay"]["impact_windows"] == len(report["impact_spans_s"]) >= 1
-    # the first window opens at the hammer's landing after let-off: past the let-off's time on the press
+    # a window opens at the hammer's landing after let-off (the key held by the probe's tip, the jack's pickup
+    # also bounces the hammer on it, as the action's does: an earlier window)
     t_letoff = float(np.interp(truth.pretravel_m + truth.letoff_m, *_press_of(tmp_path / "probe-triangle.csv")))
-    assert report["impact_spans_s"][0][0] > t_letoff
+    assert any(t_letoff < a < t_letoff + 0.1 for a, _b in report["impact_spans_s"])
     assert all("impact window" in v["note"] for v in report["verdicts"] if v["name"].startswith("bump"))
     # a press with impacts is judged by the impact criterion: the fit outside the windows and the features
     # pass; the plain fit, below 95 %, is reported and judges nothing

@@ -306,9 +306,10 @@ def test_the_identified_piano_model_fits_outside_the_impacts_and_renders_the_lan
     """The bare fit fails far below 95 % (the impacts' spikes through the probe's tip hold most of the
     variance); outside the impact windows the fit passes, every feature is the same, and the hammer's landing
     after let-off is rendered within 10 ms with the capture's impulse to 15 %: the momentum reaches the probe
-    through the coupled key as it does through the tip, spread over tens of milliseconds."""
+    through the key held by the capture's probe tip (render/verify/probe_tip.py) as it does through the tip."""
     _model, _held_out, t_letoff = piano
     result = identified
+    assert result.device["probe"]["tip_k_Npm"] == 1e5   # the key held by the tip
     assert result.fit_percent < 50.0
     assert result.impacts.criterion == CRITERION_IMPACTS
     assert result.impacts.fit_outside_percent >= 95.0

@@ -15,6 +15,10 @@ Replay details, all reported in the result:
 - The probe holds the handle through a spring-damper of ``PROBE_STIFFNESS_N_PER_M`` (1 N deflects it by
   1 um, the encoder's resolution), critically damped on the handle's mass. ``device`` replays it through
   a device as displayed instead (:mod:`hapticam.render.verify.device_replay`; ``VerifyResult.device``).
+- A capture that names its probe (a one-sided tip and the carriage's servo, ``metadata["probe"]``) is
+  replayed with the model's hybrid key held by that tip and the handle a replica of the carriage
+  (:mod:`hapticam.render.verify.probe_tip`; ``VerifyResult.device["probe"]``): the key rings on the tip and
+  leaves it as the real one did.
 - The handle first rests at the capture's start position for the safety layer's ramp-in time plus
   ``SETTLE_S``; that lead-in is not compared.
 - Quasi-static replay: when the model's force does not depend on speed or acceleration (only on
@@ -71,6 +75,8 @@ from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds
                                              key_features, reversal_window, switch_point_verdicts)
 from hapticam.render.verify.device_replay import (PROBE_STIFFNESS_N_PER_M, check_device, ideal_section, probe_user,
                                                   replay_on_device)
+from hapticam.devices.users import position_user
+from hapticam.render.verify.probe_tip import HELD_NOTE, capture_probe, held_by_tip
 from hapticam.render.verify.impacts import (IMPACT_WINDOW_S, ImpactReport, assess_impacts, feature_spans,
                                             impact_residual, impact_windows)
 
@@ -407,9 +413,20 @@ def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray
                     max_force_rate_N_per_s=max(base.max_force_rate_N_per_s, 1000.0 * 2.0 * f_peak),
                     workspace_m=(float(x_cap.min()) - 0.2 * span - 1e-3, float(x_cap.max()) + 0.2 * span + 1e-3))
     user = probe_user(t_replay, x_cap, plant.handle_mass_kg, f"replay of {capture.name}")
+    section = ideal_section()
+    probe = capture_probe(capture.metadata)
+    held = held_by_tip(model, probe) if probe is not None else None
+    if held is not None:            # the key held as the capture's probe held it (probe_tip)
+        model = held
+        plant = replace(plant, handle_mass_kg=probe.carriage_mass_kg, resolution_m=probe.encoder_resolution_m,
+                        noise_m=0.0)
+        user = position_user(np.concatenate([[0.0], t_replay]), np.concatenate([[x_cap[0]], x_cap]),
+                             stiffness_N_per_m=probe.servo_k_Npm, damping_N_s_per_m=probe.servo_b_Nspm,
+                             name=f"replay of {capture.name} by its probe")
+        section = {**section, "note": HELD_NOTE, "probe": probe.to_dict()}
     result = run_simulated(model, plant, user, rate_hz=rate_hz, duration_s=duration_s, safety=safety,
                            config=LoopConfig(rate_hz=rate_hz, realtime=False, display="off"), seed=seed)
-    return result, t_replay, plant, lead_s, ideal_section()
+    return result, t_replay, plant, lead_s, section
 
 
 def _features(x_cap, x_ren, f_cap, f_ren, direction, valid, th, turning):

@@ -1,0 +1,111 @@
+"""verify holds a hybrid key as the capture's probe held the real one (render/verify/probe_tip.py): the key a
+body on the probe's one-sided pad (the hybrid key's pad coupling), the handle the probe's carriage. References:
+closed forms of the pad-held key (its static deflection under its own load, its rest on the back rail once the
+pad leaves it) and the reading of a capture's probe from its metadata or a capture file's header."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hapticam.errors import ModelValidationError
+from hapticam.models.composite import Composite
+from hapticam.models.contact import Contact
+from hapticam.models.friction import Friction
+from hapticam.models.hybrid_key import EV_LANDING, FLAG_IMPACT, HybridKey
+from hapticam.render.verify.probe_tip import CaptureProbe, capture_probe, held_by_tip
+
+G = 9.81
+KEY = dict(key_mass_kg=0.05, return_spring_Npm=20.0, preload_N=0.18, hammer_mass_kg=0.007, lever_ratio=5.0,
+           contact=dict(law="hunt-crossley", k_Npm=5e6, b_Nspm=1e7, n=1.5), let_off_m=8.8e-3,
+           check_drop_m=11.5e-3, repetition_m=0.1e-3, keybed_m=10e-3, keybed_k_Npm=5e4, keybed_b_Nspm=50.0,
+           hammer_rail=True, jack_pickup_m=0.3e-3, touch_m=0.2e-3)
+PROBE = {"carriage_mass_kg": 0.5, "kp_Npm": 7.9e5, "kd_Nspm": 880.0, "encoder_resolution_m": 1e-7,
+         "tip": {"law": "hunt-crossley", "k_Npm": 1e5, "alpha_spm": 5.0, "one_sided": True}}
+
+
+def pad_key(**extra) -> HybridKey:
+    return HybridKey(**KEY, coupling_k_Npm=1e5, coupling_pad_alpha_spm=5.0, **extra)
+
+
+def test_the_capture_names_its_probe_in_its_metadata_or_in_a_files_header_text():
+    want = CaptureProbe(1e5, 5.0, 0.5, 7.9e5, 880.0, 1e-7)
+    assert capture_probe({"probe": PROBE}) == want
+    assert capture_probe({"probe": json.dumps(PROBE)}) == want          # load_capture keeps it as JSON text
+    assert capture_probe({}) is None
+    assert capture_probe({"probe": {**PROBE, "tip": {**PROBE["tip"], "one_sided": False}}}) is None   # bolted
+    assert capture_probe({"probe": {k: v for k, v in PROBE.items() if k != "kp_Npm"}}) is None
+
+
+def test_a_pad_needs_a_coupling_stiffness_and_no_coupling_damper():
+    with pytest.raises(ModelValidationError, match="coupling_pad_alpha_spm"):
+        HybridKey(**KEY, coupling_pad_alpha_spm=5.0)
+    with pytest.raises(ModelValidationError, match="coupling_pad_alpha_spm"):
+        HybridKey(**KEY, coupling_k_Npm=1e5, coupling_b_Nspm=3.0, coupling_pad_alpha_spm=5.0)
+    assert pad_key().key_damping_Nspm == 0.0                 # a physical pad: no key damper of the model's
+    assert HybridKey.from_dict(pad_key().to_dict()).coupling_pad_alpha_spm == 5.0
+
+
+def test_the_held_key_carries_its_own_load_and_rests_on_its_rail_when_the_pad_leaves_it():
+    """Pressed slowly to 2 mm the pad carries the key's springs and the hammer's weight through the lever (the
+    kinematic key's force there); drawn back above the key's surface it leaves the key (force 0), which rests
+    at ``touch_m``."""
+    key = pad_key()
+    dt = 1e-4
+    t = np.arange(0.0, 3.0, dt)
+    x = np.interp(t, [0.0, 0.2, 1.2, 1.8, 2.8, 3.0], [0.0, 0.0, 2e-3, 2e-3, 0.0, 0.0])
+    f = key.simulate(x, dt).force_N
+    hold = (t > 1.5) & (t < 1.8)
+    want = KEY["return_spring_Npm"] * 2e-3 + KEY["preload_N"] + 5.0 * 0.007 * G
+    assert np.median(f[hold]) == pytest.approx(want, rel=1e-3)
+    assert np.all(f[(t > 2.9)] == 0.0)                                     # the pad has left the key
+    kinematic = HybridKey(**KEY).simulate(x, dt).force_N
+    assert np.median(kinematic[hold]) == pytest.approx(want, rel=1e-3)
+
+
+def test_the_key_leaves_a_pad_that_stops_and_strikes_it_again():
+    """A pad pressing the key at 50 mm/s that stops dead: the key runs on, the force drops to 0 while it is
+    away, and it comes back onto the pad (a second rise): the tip's bounce the captures hold."""
+    key = pad_key()
+    dt = 1e-4
+    t = np.arange(0.0, 0.4, dt)
+    x = np.clip((t - 0.05) * 0.05, 0.0, 1.5e-3)
+    f = key.simulate(x, dt).force_N
+    after = t > 0.05 + 1.5e-3 / 0.05
+    assert np.any(f[after] == 0.0)
+    first_zero = np.flatnonzero(after & (f == 0.0))[0]
+    assert np.any(f[first_zero:] > 0.1)
+
+
+def test_held_by_tip_puts_the_keys_friction_and_bump_on_the_key_and_leaves_out_transients():
+    probe = capture_probe({"probe": PROBE})
+    friction = Friction(law="coulomb-viscous", Fc_N=0.1, b_v_Nspm=0.0, v_eps_mps=2e-3, active_from_m=0.2e-3)
+    bump = Contact(law="linear", x_c_m=8.4e-3, k_Npm=300.0, b_Nspm=0.0, n=1.0, side=1)
+    coupled = HybridKey(**KEY, coupling_k_Npm=1000.0, coupling_b_Nspm=1.5)
+    model = Composite([coupled, friction, bump])
+    model.transients = ("a landing pulse",)
+    held = held_by_tip(model, probe)
+    assert isinstance(held, HybridKey) and held.transients == ()
+    assert held.coupling_k_Npm == 1e5 and held.coupling_pad_alpha_spm == 5.0 and held.coupling_b_Nspm == 0.0
+    assert held.held_key_forces == (0.1, 2e-3, 300.0, 8.4e-3)
+    assert held_by_tip(Composite([friction, bump]), probe) is None          # no key to hold
+
+
+def test_a_hammer_landing_on_its_rail_is_logged_but_is_no_impact_of_the_keys():
+    """Released past the kink where the backcheck meets the rail, the hammer's landings there are events of
+    the model's, but the key feels none of them (lever 0): FLAG_IMPACT marks only the landings it feels, as
+    the transients' ``hybrid_key_impact`` reads them."""
+    plain = {k: v for k, v in KEY.items() if k != "touch_m"}
+    key = HybridKey(**plain)
+    dt = 1e-4
+    t = np.arange(0.0, 6.0, dt)
+    x = np.interp(t, [0.0, 2.0, 2.3, 5.0, 6.0], [0.0, 9.9e-3, 9.9e-3, 0.0, 0.0])
+    trace = key.simulate(x, dt)
+    landings = trace.event_tick[trace.event_code == EV_LANDING]
+    kink = plain["jack_pickup_m"] + plain["check_drop_m"] / plain["lever_ratio"]
+    on_rail = landings[(t[landings] > 2.3) & (x[landings] < kink - 0.05e-3)]
+    felt = landings[(t[landings] > 2.0) & (t[landings] < 2.3)]
+    assert felt.size and np.all(trace.flags[felt] & FLAG_IMPACT)
+    assert on_rail.size and np.all((trace.flags[on_rail] & FLAG_IMPACT) == 0)
