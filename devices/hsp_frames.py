@@ -46,16 +46,20 @@ T_ENABLE = 0x03       # (empty)                                       -> ACK, th
 T_FORCE = 0x04        # u32 seq, i32 force on the handle along +x (uN) -> STATE (lockstep)
 T_SET_ZERO = 0x05     # (empty): counts = 0 at the present position   -> ACK
 T_DISABLE = 0x06      # (empty): force off                            -> ACK
+T_POSITION = 0x07     # probing: u32 seq, i32 target (counts), u32 force limit (uN, 0: the device's) -> PROBE_STATE
 # device -> host
 T_INFO = 0x81
 T_STATE = 0x82
 T_ACK = 0x83
 T_ERROR = 0x84
+T_PROBE_STATE = 0x85  # probing: u32 seq, u32 time us, i32 counts, i32 actuator uN, i32 load cell uN, u16 status, u16 rx err
 
 FORCE_LEN = 8
 STATE_LEN = 20
 INFO_FIXED_LEN = 34   # u16 + 8 x f32, then the name (ASCII, up to 24 bytes)
 MAX_NAME = 24
+POSITION_LEN = 12
+PROBE_STATE_LEN = 24
 
 # STATE status bits
 ST_ENABLED = 0x01     # force output enabled
@@ -63,6 +67,8 @@ ST_WATCHDOG = 0x02    # the firmware watchdog zeroed the force since the last ST
 ST_CLAMPED = 0x04     # the commanded force exceeded the device's maximum and was clamped
 ST_RX_ERROR = 0x08    # the device dropped a bad frame (CRC, length) since the last STATE
 ST_FAULT = 0x10       # the device's own fault (amplifier, temperature): force off
+ST_CONTACT = 0x20     # probing: the probed switch's electrical contact is closed
+ST_SERVO_LIMIT = 0x40  # probing: the position servo's force reached its limit since the last PROBE_STATE
 
 # ERROR codes
 E_LENGTH = 1          # payload length wrong for the type
@@ -229,8 +235,25 @@ class State:
     rx_errors: int
 
 
+@dataclass(frozen=True)
+class ProbeState:
+    """The PROBE_STATE reply (probing frames): sequence echo, device time (us, wraps), counts, the actuator's force
+    on the handle along +x (uN), the load cell's force, the push of the probe on the object along +x
+    (uN), status bits (``ST_CONTACT``: the switch's electrical contact), device-side count of dropped frames."""
+
+    seq: int
+    time_us: int
+    counts: int
+    actuator_uN: int
+    load_uN: int
+    status: int
+    rx_errors: int
+
+
 _INFO = struct.Struct("<H8f")
 _STATE = struct.Struct("<IIiiHH")
+_POSITION = struct.Struct("<IiI")
+_PROBE_STATE = struct.Struct("<IIiiiHH")
 
 
 def pack_hello(version: int = PROTOCOL_VERSION) -> bytes:
@@ -272,3 +295,21 @@ def unpack_state(payload: bytes) -> State:
     if len(payload) != STATE_LEN:
         raise DeviceError(f"hsp STATE: payload of {len(payload)} bytes (expected {STATE_LEN})")
     return State(*_STATE.unpack(payload))
+
+
+def pack_position(seq: int, target_counts: int, force_limit_uN: int) -> bytes:
+    """POSITION (probing frames): hold the handle at ``target_counts`` with the device's position servo, its force
+    within ``force_limit_uN`` (0: the device's maximum)."""
+    return frame(T_POSITION, _POSITION.pack(seq & 0xFFFFFFFF, target_counts, force_limit_uN))
+
+
+def pack_probe_state(s: ProbeState) -> bytes:
+    return frame(T_PROBE_STATE, _PROBE_STATE.pack(s.seq & 0xFFFFFFFF, s.time_us & 0xFFFFFFFF, s.counts,
+                                                  s.actuator_uN, s.load_uN, s.status, s.rx_errors & 0xFFFF))
+
+
+def unpack_probe_state(payload: bytes) -> ProbeState:
+    """Decode a PROBE_STATE payload; a wrong length is a :class:`DeviceError`."""
+    if len(payload) != PROBE_STATE_LEN:
+        raise DeviceError(f"hsp PROBE_STATE: payload of {len(payload)} bytes (expected {PROBE_STATE_LEN})")
+    return ProbeState(*_PROBE_STATE.unpack(payload))

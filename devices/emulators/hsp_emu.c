@@ -30,6 +30,18 @@
  * emulator opens a pseudo-terminal itself, sets it raw and prints the slave's path on stdout.
  * Events and a closing summary ("hsp_emu: summary key=value ...") are written to stderr.
  *
+ * Probing (new frame types beside v1's; a v1 host never sends them): POSITION holds the handle at a
+ * target with a position servo run at every plant sub-step (the firmware rate), PD with the force clamped
+ * to the frame's limit and F_max:
+ *     F = k_s (x_target - x) - b_s x'           --servo-kp, --servo-kd
+ * and PROBE_STATE reports the actuator's force, the load cell (the push of the handle on the object) and
+ * the object's electrical contact. The object (--target-at X0, the position its plunger meets the handle)
+ * pushes back along -x with a keyswitch curve of the travel d = x - X0 > 0, piecewise linear through
+ * --target-curve "d0,f0,d1,f1,..." (m, N; constant past the last point, a step at d = 0 is the preload),
+ * plus --target-damping b_t d' while it pushes (an object never pulls); its contact closes at
+ * --contact-at D (travel, m) and opens below --release-at D (default: the same). --fault-at-ms T: the
+ * device reports a fault (status 0x10), force off and disabled, T ms after ENABLE.
+ *
  * Build: cc -O2 -o hsp_emu hsp_emu.c -lm
  */
 #define _GNU_SOURCE
@@ -55,6 +67,8 @@
 #define T_FORCE 0x04
 #define T_SET_ZERO 0x05
 #define T_DISABLE 0x06
+#define T_POSITION 0x07
+#define T_PROBE_STATE 0x85
 #define T_INFO 0x81
 #define T_STATE 0x82
 #define T_ACK 0x83
@@ -63,6 +77,10 @@
 #define ST_WATCHDOG 0x02
 #define ST_CLAMPED 0x04
 #define ST_RX_ERROR 0x08
+#define ST_FAULT 0x10
+#define ST_CONTACT 0x20
+#define ST_SERVO_LIMIT 0x40
+#define MAX_CURVE 64
 #define E_LENGTH 1
 #define E_TYPE 2
 #define E_NOT_ENABLED 3
@@ -77,6 +95,11 @@ static int P_frames_clock = 0;
 static int F_drop = 0, F_corrupt = 0, F_late = 0, F_late_us = 0;
 static double F_silence_at = -1, F_silence_ms = 0, F_unplug_at = -1;
 static long F_slow_us = 0;
+static double F_fault_at = -1;
+/* probing: the position servo and the object it presses */
+static double S_kp = 20000.0, S_kd = 60.0;
+static double T_at = NAN, T_curve[2 * MAX_CURVE], T_damp = 0, T_on = NAN, T_off = NAN;
+static int T_n = 0;
 /* scripted user */
 static double *U_tab = NULL;
 static long U_n = 0;
@@ -86,6 +109,8 @@ static double U_k = 0, U_b = 0, U_t0 = 0, U_dt = 1, U_period = 0, U_x0 = 0;
 /* --- firmware state --- */
 static int fd = -1, enabled = 0, ever_enabled = 0, wd_ms = 50, stream_hz = 0, wd_armed = 0, wd_latched = 0, clamped = 0;
 static int rx_error_latched = 0;
+static int probing = 0, pos_mode = 0, servo_limited = 0, contact = 0, faulted = 0;
+static double S_ref = 0, S_limit = 0, FT = 0, FS = 0;
 static uint32_t last_seq = 0;
 static double f_cmd = 0, last_force_t = 0, enable_t = 0, next_stream_t = 0, t0_wall = 0;
 static long zero_counts = 0;
@@ -148,6 +173,30 @@ static void user_reference(double t, double *ref, double *rate) {
     *rate = U_tab[2 * i + 1] + w * (U_tab[2 * i + 3] - U_tab[2 * i + 1]);
 }
 
+/* the object's push along -x on the handle at x, moving at v (N, >= 0); updates the contact bit */
+static double target_force(double x, double v) {
+    if (isnan(T_at) || x <= T_at) { if (!isnan(T_on) && contact && x - T_at < T_off) contact = 0; return 0.0; }
+    double d = x - T_at, f = T_curve[1];
+    if (d >= T_curve[2 * (T_n - 1)]) f = T_curve[2 * T_n - 1];
+    else for (int i = 0; i + 1 < T_n; i++)
+        if (d < T_curve[2 * i + 2]) {
+            double w = (d - T_curve[2 * i]) / (T_curve[2 * i + 2] - T_curve[2 * i]);
+            f = T_curve[2 * i + 1] + (w < 0 ? 0 : w) * (T_curve[2 * i + 3] - T_curve[2 * i + 1]);
+            break;
+        }
+    if (!isnan(T_on)) { if (d >= T_on) contact = 1; else if (d < T_off) contact = 0; }
+    f += T_damp * v;
+    return f > 0 ? f : 0.0;
+}
+
+/* the position servo's force command at the firmware rate: PD, clamped to the frame's limit and F_max */
+static double servo_force(void) {
+    double f = S_kp * (S_ref - X) - S_kd * V, lim = S_limit > 0 && S_limit < P_fmax ? S_limit : P_fmax;
+    if (fabs(f) > lim) { f = copysign(lim, f); servo_limited = 1; }
+    FS = f;
+    return f;
+}
+
 static void plant_advance(double dt) {
     if (dt <= 0) return;
     long n = (long)ceil(dt / P_sub - 1e-9);
@@ -158,10 +207,12 @@ static void plant_advance(double dt) {
     double f = enabled ? f_cmd : 0.0;
     for (long j = 0; j < n; j++) {
         double t = TP + j * h, ref, rate;
+        if (enabled && pos_mode) f = servo_force();
         FM += (f - FM) * lag;                            /* f_m' = (F - f_m) / tau */
         user_reference(t, &ref, &rate);
         FU = U_mode == 1 ? ref : U_k * (ref - X) + U_b * (rate - V);
-        double a = (FU + FM - P_damp * V) / P_mass;      /* m x'' = f_user + f_m - b x' */
+        FT = target_force(X, V);
+        double a = (FU + FM - FT - P_damp * V) / P_mass; /* m x'' = f_user + f_m - f_object - b x' */
         V += a * h;                                      /* semi-implicit Euler */
         X += V * h;
     }
@@ -170,13 +221,37 @@ static void plant_advance(double dt) {
 
 static void plant_to_now(void) { if (!P_frames_clock) plant_advance(now_s() - TP); }
 
+static long k_state = 0;
+
+/* probing: the reply to POSITION (and STATE in position mode) */
+static void send_probe_state(uint32_t seq, long counts, int status) {
+    uint8_t p[24];
+    status |= (contact ? ST_CONTACT : 0) | (servo_limited ? ST_SERVO_LIMIT : 0);
+    put_u32(p, seq);
+    put_u32(p + 4, (uint32_t)(int64_t)llround(TP * 1e6));
+    put_u32(p + 8, (uint32_t)(int32_t)counts);
+    put_u32(p + 12, (uint32_t)(int32_t)llround((enabled && pos_mode ? FS : 0.0) * 1e6));
+    put_u32(p + 16, (uint32_t)(int32_t)llround(FT * 1e6));
+    put_u16(p + 20, (uint32_t)status);
+    put_u16(p + 22, (uint32_t)(n_crc & 0xFFFF));
+    k_state++;
+    if (F_drop > 0 && k_state % F_drop == 0) { n_dropped++; return; }
+    send_frame(T_PROBE_STATE, p, 24, F_corrupt > 0 && k_state % F_corrupt == 0);
+    n_state++;
+    wd_latched = 0; rx_error_latched = 0; servo_limited = 0;
+}
+
 static void send_state(uint32_t seq) {
     static long k = 0;
     uint8_t p[20];
     long counts = (long)floor(X * P_cpm + 0.5) - zero_counts;  /* counts = floor(x cpm + 0.5) */
     double f = enabled ? f_cmd : 0.0;
     int status = (enabled ? ST_ENABLED : 0) | (wd_latched ? ST_WATCHDOG : 0) | (clamped ? ST_CLAMPED : 0)
-                 | (rx_error_latched ? ST_RX_ERROR : 0);
+                 | (rx_error_latched ? ST_RX_ERROR : 0) | (faulted ? ST_FAULT : 0);
+    if (pos_mode || (faulted && probing)) {
+        send_probe_state(seq, counts, status);
+        return;
+    }
     put_u32(p, seq);
     put_u32(p + 4, (uint32_t)(int64_t)llround(TP * 1e6));
     put_u32(p + 8, (uint32_t)(int32_t)counts);
@@ -232,7 +307,8 @@ static void handle_frame(uint8_t type, const uint8_t *p, uint8_t len) {
     case T_ENABLE:
         if (len != 0) { send_error(type, E_LENGTH); return; }
         plant_to_now();
-        enabled = 1; ever_enabled = 1; wd_armed = 0; f_cmd = 0; enable_t = now_s(); next_stream_t = enable_t;
+        if (faulted) { send_error(type, E_NOT_ENABLED); return; }
+        enabled = 1; ever_enabled = 1; wd_armed = 0; f_cmd = 0; pos_mode = 0; enable_t = now_s(); next_stream_t = enable_t;
         send_ack(type);
         send_state(0);                                   /* where the handle is before the first FORCE */
         return;
@@ -249,7 +325,26 @@ static void handle_frame(uint8_t type, const uint8_t *p, uint8_t len) {
         wd_armed = 1;
         last_force_t = now_s();
         f_cmd = f;
+        pos_mode = 0;
         if (stream_hz == 0) send_state(last_seq);       /* lockstep: the sample now, the force now applied */
+        return;
+    }
+    case T_POSITION: {
+        if (len != 12) { send_error(type, E_LENGTH); return; }
+        probing = 1;
+        if (faulted) { send_state(get_u32(p)); return; }          /* force off: PROBE_STATE says why */
+        if (!enabled) { send_error(type, E_NOT_ENABLED); return; }
+        if (P_frames_clock) plant_advance(P_frame_dt);
+        else plant_to_now();
+        last_seq = get_u32(p);
+        double x = ((int32_t)get_u32(p + 4) + zero_counts) / P_cpm;
+        S_ref = x < P_ws_lo ? P_ws_lo : x > P_ws_hi ? P_ws_hi : x;   /* the servo stays in the workspace */
+        S_limit = get_u32(p + 8) * 1e-6;
+        n_force++;
+        wd_armed = 1;
+        last_force_t = now_s();
+        pos_mode = 1;
+        if (stream_hz == 0) send_state(last_seq);
         return;
     }
     case T_SET_ZERO:
@@ -261,7 +356,7 @@ static void handle_frame(uint8_t type, const uint8_t *p, uint8_t len) {
     case T_DISABLE:
         if (len != 0) { send_error(type, E_LENGTH); return; }
         plant_to_now();
-        enabled = 0; f_cmd = 0; wd_armed = 0;
+        enabled = 0; f_cmd = 0; wd_armed = 0; pos_mode = 0;
         n_disable++;
         send_ack(type);
         return;
@@ -296,6 +391,7 @@ static void watchdog(double t) {
     if (enabled && wd_armed && (t - last_force_t) * 1e3 > wd_ms) {
         plant_to_now();
         f_cmd = 0;                                        /* no FORCE for the watchdog time: force off */
+        pos_mode = 0;                                     /* and no position servo */
         wd_armed = 0;                                     /* re-armed by the next FORCE */
         wd_latched = 1;
         n_wd++;
@@ -324,6 +420,19 @@ static int load_user(const char *path) {
     long got = (long)fread(U_tab, 16, (size_t)U_n, f);
     fclose(f);
     return got == U_n && U_n >= 1 ? 0 : -1;
+}
+
+/* "d0,f0,d1,f1,...": the number of pairs, or -1 when malformed (d must start at 0 and rise) */
+static int parse_curve(const char *text) {
+    int n = 0;
+    char *end;
+    for (const char *c = text; *c && n < 2 * MAX_CURVE; c = *end ? end + 1 : end) {
+        T_curve[n++] = strtod(c, &end);
+        if (end == c || (*end && *end != ',')) return -1;
+    }
+    if (n % 2 || n == 0 || T_curve[0] != 0) return -1;
+    for (int i = 2; i < n; i += 2) if (!(T_curve[i] > T_curve[i - 2])) return -1;
+    return n / 2;
 }
 
 static int open_own_pty(void) {
@@ -358,9 +467,16 @@ int main(int argc, char **argv) {
         OPT("--late-every", F_late = atoi(v)) OPT("--late-us", F_late_us = atoi(v))
         OPT("--silence-at-ms", F_silence_at = atof(v)) OPT("--silence-ms", F_silence_ms = atof(v))
         OPT("--unplug-at-ms", F_unplug_at = atof(v)) OPT("--slow-us", F_slow_us = atol(v))
+        OPT("--fault-at-ms", F_fault_at = atof(v)) OPT("--servo-kp", S_kp = atof(v)) OPT("--servo-kd", S_kd = atof(v))
+        OPT("--target-at", T_at = atof(v)) OPT("--target-damping", T_damp = atof(v))
+        OPT("--contact-at", T_on = atof(v)) OPT("--release-at", T_off = atof(v))
+        OPT("--target-curve", T_n = parse_curve(v))
         fprintf(stderr, "hsp_emu: unknown option %s\n", a);
         return 2;
     }
+    if (T_n < 0) { fprintf(stderr, "hsp_emu: --target-curve: 1 to %d pairs d,f with d rising from 0\n", MAX_CURVE); return 2; }
+    if (!isnan(T_at) && T_n == 0) { T_n = 1; T_curve[0] = 0; T_curve[1] = 0; }
+    if (isnan(T_off)) T_off = T_on;
     if (user && load_user(user)) { fprintf(stderr, "hsp_emu: cannot read user table %s\n", user); return 2; }
     if (P_mass <= 0 || P_sub <= 0 || P_cpm <= 0 || P_frame_dt <= 0) { fprintf(stderr, "hsp_emu: bad plant\n"); return 2; }
     X = U_x0;
@@ -379,6 +495,11 @@ int main(int argc, char **argv) {
             fprintf(stderr, "hsp_emu: unplugged at %.1f ms\n", ta);
             why = "unplug";
             break;
+        }
+        if (F_fault_at >= 0 && after_enable && ta >= F_fault_at && !faulted) {
+            plant_to_now();
+            faulted = 1; enabled = 0; pos_mode = 0; f_cmd = 0;      /* the amplifier's fault: force off */
+            fprintf(stderr, "hsp_emu: device fault at %.1f ms, force off\n", ta);
         }
         if (F_silence_at >= 0 && after_enable && ta >= F_silence_at && (F_silence_ms < 0 || ta < F_silence_at + F_silence_ms)) {
             struct timespec d = {0, 1000000};
