@@ -42,6 +42,13 @@
  *     HDEMU_FAIL_INIT      hdInitDevice returns HD_INVALID_HANDLE and pushes HD_DEVICE_FAULT
  *     HDEMU_STOP_RESPONDING from at_frame on, the scheduler calls no callback (until hdStopScheduler)
  *
+ * An object in front of the handle (HDEMU_TARGET="S0:d0,f0,d1,f1,..." in the environment, read by
+ * hdInitDevice, or hdemu_set_target): its plunger meets the handle at s = S0 (m) and pushes back along -e
+ * with a keyswitch curve of the travel d = s - S0 > 0, piecewise linear through (d_i m, f_i N) (constant
+ * past the last point; a step at d = 0 is the preload), never pulling:
+ *     m s'' = f_user + f_m - f_object(s - S0) - b s'
+ * hdemu_object_force() is the object's force (N) at the last frame: the truth a probe estimates.
+ *
  * Every frame that called a callback is logged (hdemu_read_log): begin and end time (ns), true and sensed s (m), the force the
  * handle received (N, 3 components), the frame number. hdemu_counters gives the totals.
  */
@@ -124,6 +131,7 @@ typedef struct { HDerror errorCode; int internalErrorCode; HHD hHD; } HDErrorInf
 #define MAX_CALLBACKS 32
 #define MAX_ERRORS 16
 #define LOG_COLS 9
+#define MAX_CURVE 64
 
 /* ---- parameters (hdemu_set_param) ---- */
 static double P_mass = 0.05, P_damp = 2.0, P_fmax = 8.0, P_fcont = 4.0, P_bw = 1000.0, P_sub = 25e-6;
@@ -137,6 +145,9 @@ static double *U_tab = NULL;
 static long U_n = 0;
 static int U_mode = 0;
 static double U_k = 0, U_b = 0, U_t0 = 0, U_dt = 1, U_period = 0;
+/* ---- the object the handle presses ---- */
+static double T_at = NAN, T_curve[2 * MAX_CURVE], FT = 0;
+static int T_n = 0;
 /* ---- plant ---- */
 static double X = 0, V = 0, FM = 0, TP = 0, FU = 0, XS = 0, VS = 0;
 static double f_pending[3], f_applied[3];
@@ -204,6 +215,20 @@ static void user_reference(double t, double *ref, double *rate) {
     *rate = U_tab[2 * i + 1] + w * (U_tab[2 * i + 3] - U_tab[2 * i + 1]);
 }
 
+/* the object's push along -e on the handle at s (N, >= 0) */
+static double object_force(double s) {
+    if (T_n == 0 || isnan(T_at) || s <= T_at) return 0.0;
+    double d = s - T_at;
+    if (d >= T_curve[2 * (T_n - 1)]) return T_curve[2 * T_n - 1];
+    for (int i = 0; i + 1 < T_n; i++)
+        if (d < T_curve[2 * i + 2]) {
+            double w = (d - T_curve[2 * i]) / (T_curve[2 * i + 2] - T_curve[2 * i]);
+            double f = T_curve[2 * i + 1] + w * (T_curve[2 * i + 3] - T_curve[2 * i + 1]);
+            return f > 0 ? f : 0.0;
+        }
+    return 0.0;
+}
+
 static void plant_advance(double dt) {
     if (dt <= 0) return;
     long n = (long)ceil(dt / P_sub - 1e-9);
@@ -217,7 +242,8 @@ static void plant_advance(double dt) {
         FM += (f - FM) * lag;                            /* f_m' = (F - f_m) / tau */
         user_reference(t, &ref, &rate);
         FU = U_mode == 1 ? ref : U_k * (ref - X) + U_b * (rate - V);
-        double a = (FU + FM - P_damp * V) / P_mass;      /* m s'' = f_user + f_m - b s' */
+        FT = object_force(X);
+        double a = (FU + FM - FT - P_damp * V) / P_mass; /* m s'' = f_user + f_m - f_object - b s' */
         V += a * h;                                      /* semi-implicit Euler */
         X += V * h;
     }
@@ -323,12 +349,29 @@ static void *scheduler_main(void *arg) {
     return NULL;
 }
 
+int hdemu_set_target(double at, const double *curve, long n);
+
+/* "S0:d0,f0,d1,f1,..." (m, N; d from 0, rising): 0, or -1 when malformed (the object is then absent) */
+static int parse_target(const char *text) {
+    char *end;
+    double at = strtod(text, &end), v[2 * MAX_CURVE];
+    int n = 0;
+    if (end == text || *end != ':') return -1;
+    for (const char *c = end + 1; *c && n < 2 * MAX_CURVE; c = *end ? end + 1 : end) {
+        v[n++] = strtod(c, &end);
+        if (end == c || (*end && *end != ',')) return -1;
+    }
+    return hdemu_set_target(at, v, n / 2) == 0 && n % 2 == 0 ? 0 : -1;
+}
+
 /* ================================ HDAPI ================================ */
 HHD hdInitDevice(HDstring name) {
     (void)name;
     const char *env = getenv("HDEMU_FAIL_INIT");
     if (F_fail_init || (env != NULL && env[0] == '1')) { push_error(HD_DEVICE_FAULT, -1); return HD_INVALID_HANDLE; }
     if (initialised) { push_error(HD_DEVICE_ALREADY_INITIATED, 0); return HD_INVALID_HANDLE; }
+    const char *target = getenv("HDEMU_TARGET");
+    if (target != NULL && target[0] != '\0' && parse_target(target) != 0) { push_error(HD_INVALID_VALUE, -4); return HD_INVALID_HANDLE; }
     initialised = 1;
     enabled_mask = 0;
     return HD_DEVICE_HANDLE;
@@ -524,6 +567,22 @@ int hdemu_set_param(const char *name, double v) {
     return -1;
 }
 
+/* The object (module comment): plunger at s = at (m), curve of n (travel m, force N) pairs, d_0 = 0 and
+ * rising; n = 0 removes it. Returns 0, or -1 for a malformed curve (the object is then absent). */
+int hdemu_set_target(double at, const double *curve, long n) {
+    T_n = 0;
+    if (n == 0) return 0;
+    if (n < 0 || n > MAX_CURVE || curve == NULL || curve[0] != 0.0 || !isfinite(at)) return -1;
+    for (long i = 1; i < n; i++) if (!(curve[2 * i] > curve[2 * i - 2])) return -1;
+    memcpy(T_curve, curve, (size_t)n * 2 * sizeof(double));
+    T_at = at;
+    T_n = (int)n;
+    return 0;
+}
+
+/* The object's force on the handle at the last plant step (N, pushing along -e; 0 out of contact). */
+double hdemu_object_force(void) { return FT; }
+
 int hdemu_set_user(const double *tab, long n, int mode, double k, double b, double t0, double dt, double period,
                    double x0) {
     free(U_tab);
@@ -548,9 +607,12 @@ void hdemu_inject(int kind, long at_frame, long count) {
     }
 }
 
-/* Forget every fault, the user, the plant state, the log and the counters (between runs of one process). */
+/* Forget every fault, the user, the object, the plant state, the log and the counters (between runs of one
+ * process). */
 void hdemu_reset(void) {
     hdStopScheduler();
+    T_n = 0;
+    FT = 0.0;
     F_comm_at = F_exceed_at = F_stall_at = -1;
     F_exceed_n = F_fail_init = 0;
     X = V = FM = TP = FU = XS = VS = 0.0;
