@@ -30,7 +30,7 @@ BENCH_HELP = "benchmarks (each runs its peer in the same run and reports ratios)
 COMMANDS = (
     ("bench", BENCH_HELP, None),
     ("demo", "probe -> identify -> render -> verify on a simulated keyswitch (no hardware)", "hapticam.demos.cli"),
-    ("probe", "probe a simulated physical target and write a capture", "hapticam.devices.cli"),
+    ("probe", "probe a simulated target, or a real object with a device, and write a capture", "hapticam.devices.cli"),
     ("devices", "list the device adapters, whether their drivers are present, how to install them",
      "hapticam.devices.cli"),
     ("device", "serve a device to other processes or machines", "hapticam.devices.serve_cli"),

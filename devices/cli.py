@@ -8,9 +8,15 @@ install what is missing.
     hapticam probe TARGET [--excitation sweep|sine|triangle|multisine|step] [--duration S]
                    [--amplitude-mm A] [--center-mm C] [--frequency-hz F] [--band-hz LO HI]
                    [--rate HZ] [--seed N] [--noise-mN SD] [--set NAME=VALUE ...] -o CAPTURE.csv
+    hapticam probe --device serial:PORT|phantom --center-mm C --amplitude-mm A [--excitation ...]
+                   [--duration S] [--rate HZ] [--force-limit-N F] -o CAPTURE.csv
+    hapticam probe --device meter:PORT -o CAPTURE.csv
 
 The default excitation range is the target's own travel (``Target.probe_range_m``): the probe starts
 at rest at its low end. ``--amplitude-mm`` alone keeps that start and changes the reach.
+
+``--device`` probes a real object instead (:mod:`hapticam.devices.probe_cli`, whose ``PROBE_DEVICES``
+lists the kinds): no TARGET, the stroke given in mm, the capture streamed to a ``.csv`` file.
 """
 
 from __future__ import annotations
@@ -70,11 +76,19 @@ def seed_arg(text: str) -> int:
 
 def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
     """Add ``hapticam probe`` and ``bench probe`` (``bench``: the ``hapticam bench`` group)."""
-    p = sub.add_parser("probe", help="probe a simulated physical target and write a capture",
+    p = sub.add_parser("probe", help="probe a simulated target, or a real object with a device, and write a capture",
                        description="Drive a simulated physical target with the simulated position-controlled "
                                    "probe along an excitation and write the measured capture (t_s, x_m, "
-                                   "force_N; CSV or .npz by suffix).")
+                                   "force_N; CSV or .npz by suffix); with --device, press a real object with a "
+                                   "device and stream the capture to a CSV file.")
     p.add_argument("target", nargs="?", metavar="TARGET", help="target name (see --list)")
+    p.add_argument("--device", metavar="KIND[:ADDRESS]",
+                   help="probe a real object with a device instead of a simulated TARGET: serial:PORT (hsp "
+                        "firmware with its probing frames) or phantom (a Phantom / Touch), which need "
+                        "--center-mm and --amplitude-mm; or meter:PORT (the Open-Switch-Curve-Meter's own "
+                        "stroke, recorded from its serial port)")
+    p.add_argument("--force-limit-N", type=_positive, metavar="F",
+                   help="with --device: the force on the object that stops the stroke and retracts (default 2)")
     p.add_argument("--list", action="store_true", help="list the targets with one-line descriptions")
     p.add_argument("--params", action="store_true", help="print TARGET's parameters as JSON and exit")
     p.add_argument("--excitation", choices=EXCITATION_KINDS, default="sweep",
@@ -88,7 +102,7 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--frequency-hz", type=_positive, metavar="F", help="sine frequency (default 2 Hz)")
     p.add_argument("--band-hz", type=_positive, nargs=2, metavar=("LO", "HI"),
                    help="sweep or multisine band (defaults 1 4 and 0.5 8)")
-    p.add_argument("--rate", type=_positive, default=4000.0, metavar="HZ", help="sample rate (default 4000)")
+    p.add_argument("--rate", type=_positive, metavar="HZ", help="sample rate (default 4000; 1000 with --device)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="N", help="seed of sensor noise and multisine phases")
     p.add_argument("--noise-mN", type=_nonnegative, metavar="SD",
                    help="force sensor noise standard deviation in mN (default 2)")
@@ -156,6 +170,12 @@ def _check_output(path_text: str | None) -> Path:
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
+    if args.device is not None and not args.list:
+        from hapticam.devices.probe_cli import run_device_probe
+
+        return run_device_probe(args)
+    if args.force_limit_N is not None:
+        raise UsageError("--force-limit-N applies with --device only (the simulated probe has its motor's limit)")
     from hapticam.devices.targets import TARGETS, get_target
 
     if args.list:
@@ -196,7 +216,8 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     excitation = make_excitation(args.excitation, centre - amp, centre + amp, args.duration,
                                  frequency_hz=args.frequency_hz,
                                  band_hz=None if args.band_hz is None else tuple(args.band_hz), seed=args.seed)
-    spec = ProbeSpec(sample_rate_hz=args.rate)
+    rate = 4000.0 if args.rate is None else args.rate
+    spec = ProbeSpec(sample_rate_hz=rate)
     if args.noise_mN is not None:
         spec = dataclasses.replace(spec, force_noise_N=1e-3 * args.noise_mN)
     run = simulate(target, excitation, spec, seed=args.seed)
@@ -204,14 +225,14 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     save_capture(out, capture)
     if args.json:
         print(json.dumps(json_safe({"target": target.name, "excitation": excitation.metadata(), "output": str(out),
-                                    "samples": capture.n, "sample_rate_hz": args.rate,
+                                    "samples": capture.n, "sample_rate_hz": rate,
                                     "force_range_N": [float(capture.f_N.min()), float(capture.f_N.max())],
                                     "saturated_steps": run.metadata["saturated_steps"],
                                     "compute_s": run.metadata["compute_s"]})))
         return 0
     scale, unit, fu = (1.0, "rad", "N m") if rotary else (1e3, "mm", "N")
     print(f"{target.name}: {excitation.metadata()['kind']} over {scale * (centre - amp):.3g} to "
-          f"{scale * (centre + amp):.3g} {unit}, {capture.n} samples at {args.rate:g} Hz ({excitation.duration_s:g} s), "
+          f"{scale * (centre + amp):.3g} {unit}, {capture.n} samples at {rate:g} Hz ({excitation.duration_s:g} s), "
           f"{'torque' if rotary else 'force'} {capture.f_N.min():.4g} to {capture.f_N.max():.4g} {fu}, simulated in "
           f"{run.metadata['compute_s']:.2f} s -> {out}")
     if run.metadata["saturated_steps"] and args.excitation != "spin-down":     # a spin-down's drive lets go by design
