@@ -53,7 +53,7 @@ BENCHES = (
     ("identify", "EWLS core vs padasip RLS and numpy batch least squares (360,000 samples)", "hapticam.identify.cli"),
     ("render", "servo loop timing: hapticam vs a plain Python loop, idle and under load", "hapticam.render.cli"),
     ("soak", "a long real-time render under control requests, telemetry and model swaps", "hapticam.render.soak"),
-    ("library", "library build throughput: 1 process, all cores, a Dask LocalCluster",
+    ("library", "catalogue rebuild throughput: 1 and 2 processes, a Dask LocalCluster",
      "hapticam.render.verify.library.cli"),
     ("cli", "command-line start-up: wall time and peak memory per command beside python and numpy",
      "hapticam.demos.cli_bench"),

@@ -1,7 +1,8 @@
 """The shipped switch catalogue: every capture of its archive is in it with its verification result and the
 author's credit, its models are those of its captures, three switches drawn at random verify again from
-their captures to the recorded figures, and the switches measured twice find their siblings among their
-three nearest (the misses named, each with why)."""
+their captures to the recorded figures and force curves, and the switches measured twice find their
+siblings among their three nearest by the distance along the force curves (the misses named, each with
+why)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import random
 
 import pytest
 
-from hapticam.render.verify.library.catalogue import FEATURES, nearest
+from hapticam.render.verify.library.catalogue import FEATURES, curve_distance, distance, nearest
 from hapticam.render.verify.library.export import INDEX_DIGITS
 from hapticam.render.verify.library.search import sibling_groups, sibling_pairs, split_remeasured
 from hapticam.render.verify.library.switches import (CAPTURES_ARCHIVE, CATALOGUE_DIR, capture_members,
@@ -82,7 +83,7 @@ def test_three_switches_drawn_at_random_verify_again_from_their_captures(catalog
     from hapticam.capture_io import load_capture
     from hapticam.models.files import load_model_only
     from hapticam.render.verify.compare import verify
-    from hapticam.render.verify.library.entry import perceptual_features
+    from hapticam.render.verify.library.entry import force_curve, perceptual_features
 
     seed = int.from_bytes(os.urandom(4), "little")
     drawn = random.Random(seed).sample([e for e in catalogue["entries"] if e["status"] == "ok"], 3)
@@ -98,6 +99,7 @@ def test_three_switches_drawn_at_random_verify_again_from_their_captures(catalog
         assert {k for k, v in again.items() if v is None} == {k for k, v in e["features"].items() if v is None}
         numbers = {k: v for k, v in again.items() if v is not None}
         assert numbers == pytest.approx({k: e["features"][k] for k in numbers}, rel=DIGITS, abs=1e-12), where
+        assert force_curve(result.curves_reference, result.features.reference.onset_m or 0.0) == e["curve"], where
 
 
 def test_the_remeasured_names_are_read_as_the_author_wrote_them():
@@ -115,40 +117,78 @@ def test_the_remeasured_names_are_read_as_the_author_wrote_them():
 
 
 #: the sibling checks that miss (A, B: B is not among A's three nearest), each with why; both directions of
-#: the other 11 pairs find each other
+#: the other 13 pairs find each other
 MISSES = {
-    ("Alphakeys-Dusk-Panda-Remeasured", "Alphakeys-Dusk-Panda"):
-        "the bump rolls off half as steeply (400 against 800 N/m, 2.9 JND) and drops 0.026 N less (1.3 JND): "
-        "6 switches are nearer; the other way round the sibling is third",
     ("Durock-POM", "Durock-POM-2"):
-        "the second capture is 15 % heavier (preload 0.274 against 0.315 N, actuation force 0.388 against "
-        "0.453 N: 2 JND each): among the 50 linear switches 14 are nearer",
-    ("Durock-POM-2", "Durock-POM"): "as above: 28 linear switches are nearer",
-    ("NK-Blueberry-remeasured", "Novelkeys-Blueberry"):
-        "the remeasured bump falls 7 times less steeply (750 against 5580 N/m, 6.6 JND) and 0.049 N further "
-        "(2.4 JND): the sibling is fifth",
-    ("Novelkeys-Blueberry", "NK-Blueberry-remeasured"): "as above: fifth",
-    ("Tecsee-Blue-Velvet-Stem-Lavender-Housing-Measurement-II", "Tecsee-Blue-Velvet-Stem-In-JWK-Lavender"):
-        "no difference a person would notice (1.1 JND over all features, none over 1), but in that crowd of "
-        "linear switches 6 are nearer still; the other way round the sibling is second",
+        "the second capture is 15 % heavier all along the travel (preload 0.274 against 0.315 N, actuation "
+        "force 0.388 against 0.453 N: 2 JND each; no other pair differs by more than 6 %): a person would "
+        "feel it, and 15 linear switches are nearer (1.42 to 3.9 JND against 3.94)",
+    ("Durock-POM-2", "Durock-POM"): "as above: 30 linear switches are nearer",
+    ("Alphakeys-Dusk-Panda-Remeasured", "Alphakeys-Dusk-Panda"):
+        "the sibling is fourth (3.40 JND against 3.16 to 3.27): along the curve it is by far the nearest "
+        "(0.57 JND, the next 1.29), but the bump's steepest drop, 400 against 800 N/m (2.9 JND), keeps its "
+        "features apart; the other way round it is first",
 }
+#: the sibling checks that missed when the switches were ranked over their features alone
+#: (:func:`~hapticam.render.verify.library.catalogue.distance`): 24 of 30 found each other
+MISSES_BY_FEATURES = {
+    ("Durock-POM", "Durock-POM-2"), ("Durock-POM-2", "Durock-POM"),
+    ("Alphakeys-Dusk-Panda-Remeasured", "Alphakeys-Dusk-Panda"),      # the bump's steepest drop, 400 against 800 N/m
+    ("NK-Blueberry-remeasured", "Novelkeys-Blueberry"),               # ... 750 against 5580 N/m
+    ("Novelkeys-Blueberry", "NK-Blueberry-remeasured"),
+    ("Tecsee-Blue-Velvet-Stem-Lavender-Housing-Measurement-II",       # 1.1 JND, in a crowd of linear switches
+     "Tecsee-Blue-Velvet-Stem-In-JWK-Lavender")}
 
 
-def _neighbours(entry, entries):
-    return [e["name"] for _, e in nearest(entry["features"], entries, NEAREST, exclude_key=entry["key"])]
+def _neighbours(entry, entries, by_curve=True):
+    curve = entry["curve"] if by_curve else None
+    return [e["name"] for _, e in nearest(entry["features"], entries, NEAREST, exclude_key=entry["key"], curve=curve)]
 
 
 def test_switches_measured_twice_find_their_sibling_among_their_three_nearest(catalogue):
-    """Each of the 15 pairs, both ways: 24 of the 30 find the sibling; the 6 that do not are :data:`MISSES`."""
+    """Each of the 15 pairs, both ways, ranked over the features and along the force curves
+    (:func:`~hapticam.render.verify.library.catalogue.key_distance`): 27 of the 30 find the sibling; the 3
+    that do not are :data:`MISSES`. Over the features alone 24 did (:data:`MISSES_BY_FEATURES`). Nothing
+    in the distance is set from these pairs: the JNDs are the verification's and the two parts are added
+    unweighted."""
     entries = [e for e in catalogue["entries"] if e["status"] == "ok"]
+    assert all(e.get("curve") is not None for e in entries)
     by_name = {e["name"]: e for e in entries}
     pairs = sibling_pairs(sibling_groups([e["name"] for e in catalogue["entries"]]))
     assert len(pairs) == SIBLING_PAIRS
     missed = [(a, b, _neighbours(by_name[a], entries)) for a, b in pairs + [(b, a) for a, b in pairs]
               if b not in _neighbours(by_name[a], entries)]
     assert {(a, b) for a, b, _ in missed} == set(MISSES), missed
+    by_features = {(a, b) for a, b in pairs + [(b, a) for a, b in pairs]
+                   if b not in _neighbours(by_name[a], entries, by_curve=False)}
+    assert by_features == MISSES_BY_FEATURES
     for a, b in pairs:                                      # the index records them, both ways
         assert b in by_name[a]["siblings"] and a in by_name[b]["siblings"]
+
+
+def test_the_curve_distance_of_a_key_made_lighter_all_along_is_its_force_ratio_in_jnd(catalogue):
+    """Every force times 0.9: at each point the difference 0.1 F over the JND there, 7 % of the mean force
+    0.95 F (all forces here are above the JND's 0.02 N floor), is 0.1 / (0.07 * 0.95) = 1.504 JND, and so is
+    the root mean square; points only one curve reaches do not count, and curves sharing none are infinitely
+    far apart. Two keys with their curves are as far apart as the hypotenuse of their features' distance and
+    their curves' distance; a key without its curve is compared over its features alone."""
+    from hapticam.render.verify.library.catalogue import key_distance
+    from hapticam.render.verify.library.search import scaled_curve
+
+    press, release = [None, 0.5, 1.0, 2.0, 3.0], [0.4, 0.8, 1.5, 2.5, None]
+    a = {"step_m": 5e-5, "press_N": press, "release_N": release}
+    lighter = scaled_curve(a, 0.9)
+    assert curve_distance(a, lighter) == pytest.approx(0.1 / (0.07 * 0.95), rel=1e-12)
+    assert curve_distance(lighter, a) == curve_distance(a, lighter)
+    shorter = {**lighter, "press_N": lighter["press_N"][:2] + [None] * 3, "release_N": [None] * 5}
+    assert curve_distance(a, shorter) == pytest.approx(0.1 / (0.07 * 0.95), rel=1e-12)
+    assert curve_distance(a, {**a, "press_N": [None] * 5, "release_N": [None] * 5}) == float("inf")
+    one, two = [e for e in catalogue["entries"] if e["status"] == "ok"][:2]
+    over_features, along = distance(one["features"], two["features"]), curve_distance(one["curve"], two["curve"])
+    assert key_distance(one["features"], one["curve"], two) == pytest.approx((over_features**2 + along**2) ** 0.5)
+    assert key_distance(one["features"], one["curve"], {**two, "curve": None}) == distance(one["features"],
+                                                                                         two["features"])
+    assert along > 1.0                                               # the curves do count
 
 
 def test_every_file_of_the_catalogue_is_package_data(catalogue):

@@ -357,3 +357,20 @@ def test_render_and_load_a_library_entry_by_name(library, capsys):
         from hapticam.render.verify.library.catalogue import write_index
 
         write_index(lib)                                              # restore for the other tests
+
+
+def test_the_library_bench_takes_captures_spread_evenly_and_refuses_bad_counts(capsys):
+    """``bench library --only N``: N captures, the first and the last among them, evenly spaced (index
+    ``round(i * (M - 1) / (N - 1))`` of M); a count that means nothing is one message and exit 2."""
+    from hapticam.cli import main
+    from hapticam.render.verify.library.bench import spread
+
+    items = [f"capture-{i}" for i in range(192)]
+    assert spread(items, None) == items and spread(items, 500) == items and spread(items, 1) == ["capture-0"]
+    assert spread(items, 5) == [f"capture-{i}" for i in (0, 48, 96, 143, 191)]
+    assert len(set(spread(items, 191))) == 191
+    for argv, option in ((["--only", "0"], "--only"), (["--workers", "0"], "--workers"),
+                         (["--copies", "2"], "--copies")):
+        assert main(["bench", "library", *argv]) == 2
+        err = capsys.readouterr().err
+        assert option in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -12,7 +12,7 @@ from conftest import SWITCH_FILES
 from terminal import Terminal
 
 
-def _record_process(path: str, library_dir: str, settings: dict) -> dict:
+def _record_process(path: str, library_dir: str, settings: dict, thumbnail: bool = True) -> dict:
     """Stands in for building an entry: notes which process built it."""
     folder = Path(library_dir) / "built-by"
     folder.mkdir(exist_ok=True)

@@ -16,7 +16,9 @@
 
 Entries may hold more (not checked here): the verification's ``verify_rms_N``, ``verify_max_error_N``,
 ``verify_failures`` (why it did not pass) and ``verify_features`` (each feature captured against rendered,
-with its JND), and the switch catalogue's ``kind``, ``siblings`` and ``credit``
+with its JND), ``curve`` (the key's force curve: ``{"step_m": float, "press_N": [float | null, ...],
+"release_N": [...]}``, the forces every ``step_m`` from contact, checked here when present), and the
+switch catalogue's ``kind``, ``siblings`` and ``credit``
 (:mod:`~hapticam.render.verify.library.export`), beside a top-level ``catalogue`` object.
 
 Paths are relative to the library folder; the features are those of
@@ -30,6 +32,15 @@ force 7 % Weber fraction with a 0.02 N floor, Jones 1989; stiffness 23 %, Jones 
 1 mm, Durlach et al. 1989), combined as the Euclidean norm over the features both keys have. A feature
 with ``|difference| > 1 JND`` is one a person would notice (:func:`compare`). Differences read "A against
 B": A's value less B's, so "more" says A has more.
+
+Distance along the force curves (:func:`curve_distance`): at each point of travel from contact,
+pressing and releasing, the two keys' force difference in units of the force JND there, combined as the
+root mean square over the points both curves reach. It compares what a finger meets at the same depth:
+a key bottoming out earlier, a bump further down, a heavier spring each count as much as the force
+difference they make, and a feature the meter reads unsteadily (the steepest drop over 25 um) no more.
+Alone it dilutes what happens over a short stretch (a small bump), so :func:`nearest` ranks by both
+(:func:`key_distance`): the curve's distance taken as one more difference beside the features', in the
+Euclidean norm, all in JND and none weighted.
 """
 
 from __future__ import annotations
@@ -112,6 +123,24 @@ def validate_index(data: Any) -> None:
                 v = e["features"].get(name)
                 if not (v is None or _finite_number(v)):
                     raise UsageError(f"{where}.features.{name}: must be a finite number or null")
+            if e.get("curve") is not None:
+                _validate_curve(e["curve"], f"{where}.curve")
+
+
+#: most points a force curve of an entry may hold per direction
+MAX_CURVE_POINTS = 2000
+
+
+def _validate_curve(curve: Any, where: str) -> None:
+    """Raise :class:`~hapticam.errors.UsageError` unless ``curve`` is a force curve (module notes)."""
+    if not isinstance(curve, dict) or not _finite_number(curve.get("step_m")) or not curve["step_m"] > 0:
+        raise UsageError(f"{where}: must be an object with a positive step_m")
+    for direction in ("press_N", "release_N"):
+        values = curve.get(direction)
+        if not isinstance(values, list) or len(values) > MAX_CURVE_POINTS:
+            raise UsageError(f"{where}.{direction}: must be a list of at most {MAX_CURVE_POINTS} forces")
+        if not all(v is None or _finite_number(v) for v in values):
+            raise UsageError(f"{where}.{direction}: each force must be a finite number or null")
 
 
 def _finite_number(v: Any) -> bool:
@@ -153,10 +182,37 @@ def distance(a: dict[str, Any], b: dict[str, Any], th: Thresholds | None = None)
     return math.sqrt(sum(v * v for v in d.values())) if d else math.inf
 
 
-def nearest(features: dict[str, Any], entries: list[dict[str, Any]], n: int = 5, exclude_key: str | None = None
-            ) -> list[tuple[float, dict[str, Any]]]:
-    """The ``n`` library entries closest to ``features`` in perceptual distance."""
-    scored = [(distance(features, e["features"]), e) for e in entries
+def curve_distance(a: dict[str, Any], b: dict[str, Any], th: Thresholds | None = None) -> float:
+    """Distance (JND units) between the force curves ``a`` and ``b`` of two keys (module notes): the root
+    mean square, over the points of travel both reach, pressing and releasing, of the force difference
+    over the force JND at the pair's mean force; inf when they share no point."""
+    th = th or Thresholds()
+    total, count = 0.0, 0
+    for direction in ("press_N", "release_N"):
+        for fa, fb in zip(a[direction], b[direction]):
+            if fa is None or fb is None:
+                continue
+            total += ((fa - fb) / th.force_jnd(0.5 * (abs(fa) + abs(fb)))) ** 2
+            count += 1
+    return math.sqrt(total / count) if count else math.inf
+
+
+def key_distance(features: dict[str, Any], curve: dict[str, Any] | None, entry: dict[str, Any]) -> float:
+    """A key's distance (JND units) to a library entry (module notes): over the features
+    (:func:`distance`) and, when both have their force curves sampled alike, along them
+    (:func:`curve_distance`), the two combined as ``sqrt(features**2 + curve**2)``."""
+    over_features = distance(features, entry["features"])
+    theirs = entry.get("curve")
+    if curve is None or theirs is None or theirs["step_m"] != curve["step_m"]:
+        return over_features
+    return math.hypot(over_features, curve_distance(curve, theirs))
+
+
+def nearest(features: dict[str, Any], entries: list[dict[str, Any]], n: int = 5, exclude_key: str | None = None,
+            curve: dict[str, Any] | None = None) -> list[tuple[float, dict[str, Any]]]:
+    """The ``n`` library entries closest to the key of ``features`` (and force ``curve``, when given:
+    :func:`key_distance`), with their distances in JND units."""
+    scored = [(key_distance(features, curve, e), e) for e in entries
               if e.get("status") == "ok" and e.get("key") != exclude_key]
     return sorted(scored, key=lambda item: item[0])[:n]
 

@@ -166,39 +166,50 @@ def _verdict_text(v: dict[str, Any]) -> str:
             f"(noticeable beyond {num(v.get('threshold'))})")
 
 
+#: how ``nearest`` ranks, as its JSON says
+RANKING = ("by ranked_by_jnd: the distance over the features (distance_jnd) and the distance along the force "
+           "curves (the root mean square of the force difference in JND over the travel, pressing and releasing) "
+           "combined as sqrt(features**2 + curves**2); over the features alone for a key without its curve")
+
+
 def cmd_nearest(args: argparse.Namespace) -> int:
     """``library nearest``: the switches that feel most like a reference, under the wish (module notes)."""
-    from hapticam.render.verify.library.catalogue import compare, distance
-    from hapticam.render.verify.library.search import rank, scaled
+    from hapticam.render.verify.library.catalogue import compare, distance, key_distance
+    from hapticam.render.verify.library.search import rank, scaled, scaled_curve
 
     library, query = _nearest_sources(args)
     if args.n < 1:
         raise UsageError(f"-n must be >= 1, got {args.n}")
     entries, header = entries_of(library)
     wish = wish_of(args)
-    name, features, own = reference_of(query, entries, library)
-    target = scaled(features, wish.force_factor)
-    ranked, passed = rank(target, entries, wish, args.n, exclude=own)
+    name, features, curve, own = reference_of(query, entries, library)
+    target, target_curve = scaled(features, wish.force_factor), scaled_curve(curve, wish.force_factor)
+    ranked, passed = rank(target, entries, wish, args.n, exclude=own, curve=target_curve)
     said = f"{name}, {wish.describe()}" if wish.describe() else name
     itself = distance(features, target)              # the reference against its wish: 0 without scaling
+    itself_ranked = key_distance(target, target_curve, {"features": features, "curve": curve})
     if args.json:
-        ranking = [{"name": e["name"], "kind": e.get("kind"), "distance_jnd": d,
-                    "noticeable": compare(e["features"], target)} for d, e in ranked]
+        ranking = [{"name": e["name"], "kind": e.get("kind"), "distance_jnd": distance(e["features"], target),
+                    "ranked_by_jnd": d, "noticeable": compare(e["features"], target)} for d, e in ranked]
         print(json.dumps(json_safe({"query": name, "wish": wish.describe(), "target_features": target,
                                     "reading": f"each key against {said}: its value less the target's",
-                                    "reference_distance_jnd": itself, "candidates": passed, "nearest": ranking,
-                                    "credit": header.get("credit")})))
+                                    "ranking": RANKING, "reference_distance_jnd": itself,
+                                    "reference_ranked_by_jnd": itself_ranked, "candidates": passed,
+                                    "nearest": ranking, "credit": header.get("credit")})))
         return 0 if ranked else 1
     if not ranked:
         print(f"no switch of the {len(entries)} is {wish.describe() or 'identified'}")
         return 1
-    print(f"keys that feel most like {said} (distance in just-noticeable differences; each key against it; "
-          f"{passed} of {len(entries)} considered):")
+    print(f"keys that feel most like {said} ({passed} of {len(entries)} considered), nearest first; distances "
+          "in just-noticeable differences (JND): over the features and along the force curves together, then "
+          "over the features alone; each key against it:")
     for d, e in ranked:
         noticed = compare(e["features"], target)
-        print(f"  {d:7.2f}  {e['name']:<44} {'; '.join(noticed[:3]) or 'no difference a person would notice'}")
-    if itself > 0.0 and ranked[0][0] >= itself:
-        print(f"  (none is nearer to it than {name} itself, at {itself:.2f})")
+        print(f"  {d:6.2f} {distance(e['features'], target):6.2f}  {e['name']:<44} "
+              f"{'; '.join(noticed[:3]) or 'no difference a person would notice'}")
+    if itself > 0.0 and ranked[0][0] >= itself_ranked:
+        print(f"  (none is nearer to it than {name} itself, at {itself:.2f} JND over the features, "
+              f"{itself_ranked:.2f} with the curves)")
     _print_credit(header)
     return 0
 
@@ -223,9 +234,10 @@ def _nearest_sources(args: argparse.Namespace) -> tuple[str | None, str]:
 
 
 def reference_of(spec: str, entries: list[dict[str, Any]], library: str | None
-                 ) -> tuple[str, dict[str, Any], str | None]:
-    """``(name, features, the entry's own name when ``spec`` names one of ``entries``)``."""
-    from hapticam.render.verify.library.reference import features_of
+                 ) -> tuple[str, dict[str, Any], dict[str, Any] | None, str | None]:
+    """``(name, features, force curve (None: not known), the entry's own name when ``spec`` names one of
+    ``entries``)``."""
+    from hapticam.render.verify.library.reference import features_and_curve_of
     from hapticam.render.verify.library.switches import SWITCH_PREFIX, find_entry, is_catalogue_name
 
     if (library is None and is_catalogue_name(spec)) or (library is not None and not Path(spec).exists()
@@ -233,6 +245,6 @@ def reference_of(spec: str, entries: list[dict[str, Any]], library: str | None
         e = find_entry(entries, spec)
         if e.get("status") != "ok":
             raise UsageError(f"{e['name']} was not identified ({e.get('reason', '')}): nothing to be near")
-        return e["name"], e["features"], e["name"]
-    name, features = features_of(spec)
-    return name, features, None
+        return e["name"], e["features"], e.get("curve"), e["name"]
+    name, features, curve = features_and_curve_of(spec)
+    return name, features, curve, None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hapticam.errors import UsageError, missing_subcommand
 from hapticam.fileio import json_safe
-from hapticam.render.verify.library.reference import features_of
+from hapticam.render.verify.library.reference import features_and_curve_of, features_of  # noqa: F401 (api)
 
 #: most copies of each capture the build bench writes (each is a file in a temporary folder)
 MAX_COPIES = 100
@@ -57,12 +57,18 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     c.set_defaults(func=_cmd_compare)
     lib.set_defaults(func=lambda args: missing_subcommand(lib.prog))
 
-    bl = bench.add_parser("library", help="library build throughput: 1 process, all cores, a Dask LocalCluster",
-                          description="Captures per second of a library build with one process, with every "
-                                      "local core, and on a dask.distributed LocalCluster of the same size.")
+    bl = bench.add_parser("library", help="catalogue rebuild throughput: 1 and 2 processes, a Dask LocalCluster",
+                          description="Captures per second of the switch catalogue rebuilt from its captures "
+                                      "(as 'library build --catalogue' does) with one process, with --workers "
+                                      "local processes and on a dask.distributed LocalCluster of --workers "
+                                      "workers, in one run; or of a library build of the CAPTUREs given.")
     bl.add_argument("captures", nargs="*", metavar="CAPTURE",
-                    help="captures or folders (default: the repository's switch captures)")
-    bl.add_argument("--copies", type=int, default=2, help="times each capture is built (default 2)")
+                    help="captures or folders (default: the switch catalogue's captures)")
+    bl.add_argument("--only", type=int, metavar="N", default=None,
+                    help="only N captures, spread evenly over them (default: all)")
+    bl.add_argument("--workers", type=int, metavar="N", default=2,
+                    help="local processes and Dask workers of the parallel rows (default 2)")
+    bl.add_argument("--copies", type=int, default=1, help="with CAPTURE: times each capture is built (default 1)")
     bl.add_argument("--json", action="store_true", help="print the results as one JSON object")
     bl.set_defaults(func=_cmd_bench)
 
@@ -87,10 +93,12 @@ def _register_catalogue(lsub: argparse._SubParsersAction) -> None:
     sh.set_defaults(func=cc.cmd_show)
     n = lsub.add_parser("nearest", help="the keys that feel most like a reference, under a person's wishes",
                         description="Rank the switches of the catalogue (or LIBRARY_DIR) by perceptual distance "
-                                    "(feature differences in just-noticeable differences) to a reference: a "
-                                    "catalogue name, a capture or a model. Wishes: --lighter 20%, --tactile, "
-                                    "--bump-above 0.6 (N), --travel-below 3.5 (mm), ... Exit 1 when no switch "
-                                    "meets them.")
+                                    "to a reference (a catalogue name, a capture or a model): the force "
+                                    "difference along the travel in just-noticeable differences (JND), or the "
+                                    "feature differences in JND for a key without its force curve; each "
+                                    "listed with the differences a person would notice. Wishes: --lighter "
+                                    "20%, --tactile, --bump-above 0.6 (N), --travel-below 3.5 (mm), ... Exit 1 "
+                                    "when no switch meets them.")
     n.add_argument("where", nargs="*", metavar="[LIBRARY_DIR] QUERY",
                    help="the reference (and before it, optionally, a library folder)")
     n.add_argument("--like", metavar="KEY", help="the reference, e.g. 'Gateron Brown'")
@@ -169,17 +177,20 @@ def _cmd_page(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from hapticam.render.verify.library.catalogue import compare, differences, distance
+    from hapticam.render.verify.library.catalogue import compare, curve_distance, differences, distance
 
-    na, fa = features_of(args.a)
-    nb, fb = features_of(args.b)
+    na, fa, ca = features_and_curve_of(args.a)
+    nb, fb, cb = features_and_curve_of(args.b)
     noticed = compare(fa, fb)
+    along = curve_distance(ca, cb) if ca is not None and cb is not None and ca["step_m"] == cb["step_m"] else None
     if args.json:
         print(json.dumps(json_safe({"a": na, "b": nb, "reading": "A against B: each difference is A's value less B's",
-                                    "distance_jnd": distance(fa, fb), "differences_jnd": differences(fa, fb),
+                                    "distance_jnd": distance(fa, fb), "curve_distance_jnd": along,
+                                    "differences_jnd": differences(fa, fb),
                                     "noticeable": noticed, "features_a": fa, "features_b": fb})))
         return 0
-    print(f"{na} against {nb}: distance {distance(fa, fb):.2f} JND")
+    print(f"{na} against {nb}: distance {distance(fa, fb):.2f} JND over the features"
+          + ("" if along is None else f", {along:.2f} JND along the force curves"))
     for line in noticed or ["no difference a person would notice"]:
         print(f"  {line}")
     return 0
@@ -188,8 +199,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from hapticam.render.verify.library.bench import format_table, run_bench
 
+    from hapticam.render.verify.library.build import MAX_JOBS
+
     if not 1 <= args.copies <= MAX_COPIES:
         raise UsageError(f"--copies must be from 1 to {MAX_COPIES}, got {args.copies}")
-    results = run_bench(args.captures, copies=args.copies, progress=lambda m: print(m, file=sys.stderr))
+    if args.copies != 1 and not args.captures:
+        raise UsageError("--copies is for CAPTUREs given: the catalogue's captures are built once each")
+    if args.only is not None and args.only < 1:
+        raise UsageError(f"--only must be >= 1, got {args.only}")
+    if not 1 <= args.workers <= MAX_JOBS:
+        raise UsageError(f"--workers must be from 1 to {MAX_JOBS}, got {args.workers}")
+    results = run_bench(args.captures, copies=args.copies, only=args.only, workers=args.workers,
+                        progress=lambda m: print(m, file=sys.stderr))
     print(json.dumps(json_safe(results)) if args.json else format_table(results))
     return 0

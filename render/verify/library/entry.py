@@ -2,9 +2,10 @@
 
 :func:`process_capture` is the unit of work of a library build: a top-level function of plain
 arguments, so it runs the same in this process, in a local process pool or on a Dask worker. It writes
-the entry's files (model, thumbnail, entry JSON) atomically under the library folder and returns the
-entry; a capture that cannot be identified or verified gives an entry with ``status: "failed"`` and the
-reason, never an exception.
+the entry's files (model, thumbnail unless told not to, entry JSON) atomically under the library folder
+and returns the entry; a capture that cannot be identified or verified gives an entry with ``status:
+"failed"`` and the reason, never an exception. The thumbnail (a force-travel plot) is about 40 % of an
+entry's time; a build whose pictures nobody looks at (the switch catalogue's) goes without.
 
 Features (SI units; the perceptual distance of :mod:`hapticam.render.verify.library.catalogue` uses them;
 positions along the travel are measured from contact, where the pressing force first reaches 20 % of
@@ -22,6 +23,10 @@ its mid-travel value):
 - ``travel_stiffness_Npm``: slope of the pressing force over the travel;
 - ``drop_steepness_Npm``: the steepest fall of the pressing force (over :data:`STEEPNESS_WINDOW_M`):
   a click snaps (thousands of N/m), a tactile bump rolls off (hundreds), a linear key has none (0).
+
+Beside the features, an entry keeps its force curve (:func:`force_curve`): the pressing and the releasing
+force (N) every :data:`CURVE_STEP_M` from contact to :data:`CURVE_TRAVEL_M` past it, which
+:func:`~hapticam.render.verify.library.catalogue.curve_distance` compares keys by.
 """
 
 from __future__ import annotations
@@ -42,8 +47,13 @@ ACTUATION_TRAVEL_M = 2.0e-3
 #: half-width (m) of the stretch of pressing curve the actuation force is the median of
 ACTUATION_WINDOW_M = 50e-6
 STEEPNESS_WINDOW_M = 25e-6
+#: spacing (m) of the force curve an entry keeps, and how far past contact it goes (beyond any key's travel)
+CURVE_STEP_M = 50e-6
+CURVE_TRAVEL_M = 4.6e-3
+#: the curve's forces are kept to this (N): a tenth of the meter's load-cell noise of about 1 mN
+CURVE_RESOLUTION_N = 1e-4
 #: an entry file of another schema is built again (its features were read another way)
-SCHEMA = "hapticam-library-entry/3"
+SCHEMA = "hapticam-library-entry/4"
 
 
 def entry_key(data: bytes, settings: dict[str, Any]) -> str:
@@ -53,8 +63,9 @@ def entry_key(data: bytes, settings: dict[str, Any]) -> str:
     return h.hexdigest()[:24]
 
 
-def process_capture(path: str, library_dir: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """Identify and verify the capture at ``path``; write the entry under ``library_dir``; return it."""
+def process_capture(path: str, library_dir: str, settings: dict[str, Any], thumbnail: bool = True) -> dict[str, Any]:
+    """Identify and verify the capture at ``path``; write the entry (with its thumbnail unless not
+    ``thumbnail``) under ``library_dir``; return it."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -64,7 +75,7 @@ def process_capture(path: str, library_dir: str, settings: dict[str, Any]) -> di
     key = entry_key(data, settings)
     entry: dict[str, Any] = {"schema": SCHEMA, "key": key, "name": p.stem, "source": str(p), "status": "ok"}
     try:
-        entry.update(_identify_and_verify(p, Path(library_dir), key, settings))
+        entry.update(_identify_and_verify(p, Path(library_dir), key, settings, thumbnail))
     except HapticError as exc:
         entry.update(status="failed", reason=str(exc))
     except Exception as exc:  # a bug must not stop the batch: record it with its type and place
@@ -86,7 +97,8 @@ def write_entry(library: Path, entry: dict[str, Any]) -> None:
     atomic_write_text(folder / f"{name}.json", json.dumps(json_safe(entry), indent=1, sort_keys=True) + "\n")
 
 
-def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str, Any]) -> dict[str, Any]:
+def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str, Any], thumbnail: bool = True
+                         ) -> dict[str, Any]:
     from hapticam.capture_io import load_capture
     from hapticam.identify.impedance_fit import identify_impedance
     from hapticam.models.passivity import check_passivity
@@ -102,11 +114,12 @@ def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str
     result = verify(fit.model, capture, model_name=str(model_rel))
     features = perceptual_features(result.features.reference, result.curves_reference)
     thumb_rel = Path("thumbs") / f"{path.stem}-{key[:8]}.png"
-    (library / "thumbs").mkdir(parents=True, exist_ok=True)
-    key_plot(result, features, result.features.reference.onset_m or 0.0, ACTUATION_TRAVEL_M, library / thumb_rel,
-             path.stem)
+    if thumbnail:
+        (library / "thumbs").mkdir(parents=True, exist_ok=True)
+        key_plot(result, features, result.features.reference.onset_m or 0.0, ACTUATION_TRAVEL_M,
+                 library / thumb_rel, path.stem)
     meta = capture.metadata
-    return {"model": model_rel.as_posix(), "thumbnail": thumb_rel.as_posix(),
+    return {"model": model_rel.as_posix(), **({"thumbnail": thumb_rel.as_posix()} if thumbnail else {}),
             "licence": _licence(meta), "capture_source": str(meta.get("source", "")),
             "samples": capture.n, "fit_percent": fit.summary["fit_percent"],
             "holdout_fit_percent": (fit.summary.get("holdout") or {}).get("fit_percent"),
@@ -114,7 +127,25 @@ def _identify_and_verify(path: Path, library: Path, key: str, settings: dict[str
             "verify_rms_N": result.rms_N, "verify_max_error_N": result.max_error_N,
             "verify_failures": list(result.failures),
             "verify_features": [verdict_record(v) for v in result.features.verdicts],
-            "passive": check_passivity(fit.model).passive, "features": features}
+            "passive": check_passivity(fit.model).passive, "features": features,
+            "curve": force_curve(result.curves_reference, result.features.reference.onset_m or 0.0)}
+
+
+def force_curve(curves: Any, onset_m: float) -> dict[str, Any]:
+    """The pressing and releasing force (N) of ``curves`` every :data:`CURVE_STEP_M` from contact at
+    ``onset_m`` (m) to :data:`CURVE_TRAVEL_M` past it, interpolated between the curves' bins; None where
+    the curve has no samples on both sides (``{"step_m", "press_N", "release_N"}``), each force rounded
+    to :data:`CURVE_RESOLUTION_N`."""
+    at = onset_m + CURVE_STEP_M * np.arange(int(round(CURVE_TRAVEL_M / CURVE_STEP_M)) + 1)
+    out: dict[str, Any] = {"step_m": CURVE_STEP_M}
+    for name in ("press_N", "release_N"):
+        force = np.asarray(getattr(curves, name), dtype=float)
+        ok = np.isfinite(force)
+        sampled = (np.interp(at, curves.x_m[ok], force[ok], left=np.nan, right=np.nan) if ok.sum() >= 2
+                   else np.full(at.shape, np.nan))
+        kept = np.round(sampled / CURVE_RESOLUTION_N) * CURVE_RESOLUTION_N
+        out[name] = [round(float(v), 6) if np.isfinite(v) else None for v in kept]
+    return out
 
 
 def verdict_record(verdict: Any) -> dict[str, Any]:

@@ -10,9 +10,9 @@ Three steps, each resumable:
 3. export the catalogue: each switch's model (``models/NAME.yaml``, the capture's credit added to its
    provenance notes) and ``index.json``, the library index with the catalogue's fields (module notes of
    :mod:`~hapticam.render.verify.library.switches`): per switch its kind, verification figures and
-   failures, the switches measured again (siblings) and the credit. Thumbnails stay in the work folder
-   (the shipped catalogue holds models, not pictures). A switch that fails to identify or verify is
-   listed with the reason, never dropped.
+   failures, the switches measured again (siblings) and the credit. No thumbnails are drawn (the
+   shipped catalogue holds models, not pictures; ``library page --catalogue`` draws its plots). A switch
+   that fails to identify or verify is listed with the reason, never dropped.
 
 :func:`pack_captures` writes the archive itself, reproducibly (sorted members, fixed times and owners).
 """
@@ -51,7 +51,7 @@ FEATURE_NOTES = {
 #: the figures of an entry a catalogue keeps from the library's (others, e.g. thumbnails, stay behind)
 KEPT = ("name", "key", "status", "reason", "licence", "capture_source", "samples", "fit_percent",
         "holdout_fit_percent", "verify_fit_percent", "verify_passed", "verify_rms_N", "verify_max_error_N",
-        "verify_failures", "verify_features", "passive", "features")
+        "verify_failures", "verify_features", "passive", "features", "curve")
 
 
 @dataclass
@@ -87,7 +87,7 @@ def build_catalogue(out: str | os.PathLike[str] | None = None, work: str | os.Pa
     make_output_folder("--work", folder / "captures")
     captures = unpack_captures(folder / "captures", archive=source)
     report = build_library(captures, folder / "library", jobs=jobs, dask=dask, retry_failed=retry_failed,
-                           quiet=quiet)
+                           quiet=quiet, thumbnails=False)
     index = export_catalogue(folder / "library", target, read_readme(source), {p.name for p in captures})
     ok = [e for e in index["entries"] if e["status"] == "ok"]
     return CatalogueReport(report, target, folder, len(index["entries"]), sum(bool(e["verify_passed"]) for e in ok))

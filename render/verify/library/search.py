@@ -4,7 +4,9 @@ A wish (:class:`Wish`) is what ``hapticam library nearest`` and ``list`` are ask
 
 - a reference to be near (a capture, a model or a catalogue name), optionally made lighter or heavier
   (``--lighter 20%``): the reference's whole force curve scaled, i.e. every force and stiffness feature
-  times ``1 - 0.20``, the travels unchanged (:func:`scaled`);
+  and every force of its curve times ``1 - 0.20``, the travels unchanged (:func:`scaled`,
+  :func:`scaled_curve`); the switches are ranked by their distance to it over the features and along
+  the force curves (:func:`~hapticam.render.verify.library.catalogue.key_distance`);
 - a kind (``--linear``, ``--tactile``, ``--clicky``: :func:`~hapticam.render.verify.library.entry.kind_of`);
 - bounds on features in a person's units (``--bump-above 0.6``: a tactile peak over 0.6 N;
   ``--travel-below 3.5``: bottoming out within 3.5 mm; :data:`BOUNDS`). A switch without the feature (no
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hapticam.errors import UsageError
-from hapticam.render.verify.library.catalogue import distance
+from hapticam.render.verify.library.catalogue import key_distance
 from hapticam.render.verify.library.entry import kind_of
 
 KINDS = ("linear", "tactile", "clicky")
@@ -110,6 +112,13 @@ def scaled(features: dict[str, Any], factor: float) -> dict[str, Any]:
     return {k: (v * factor if (k in FORCE_FEATURES and v is not None) else v) for k, v in features.items()}
 
 
+def scaled_curve(curve: dict[str, Any] | None, factor: float) -> dict[str, Any] | None:
+    """The force ``curve`` of the same key with every force times ``factor`` (None stays None)."""
+    if curve is None:
+        return None
+    return {**curve, **{d: [None if v is None else v * factor for v in curve[d]] for d in ("press_N", "release_N")}}
+
+
 def passes(entry: dict[str, Any], wish: Wish) -> bool:
     """Whether a catalogue entry is identified and meets the wish's kind and bounds."""
     if entry.get("status") != "ok":
@@ -127,10 +136,12 @@ def passes(entry: dict[str, Any], wish: Wish) -> bool:
 
 
 def rank(target: dict[str, Any], entries: list[dict[str, Any]], wish: Wish, n: int,
-         exclude: str | None = None) -> tuple[list[tuple[float, dict[str, Any]]], int]:
-    """The ``n`` entries that pass ``wish`` nearest ``target``'s features (JND), and how many passed."""
+         exclude: str | None = None, curve: dict[str, Any] | None = None
+         ) -> tuple[list[tuple[float, dict[str, Any]]], int]:
+    """The ``n`` entries that pass ``wish`` nearest the key of features ``target`` and force ``curve``
+    (JND, :func:`~hapticam.render.verify.library.catalogue.key_distance`), and how many passed."""
     candidates = [e for e in entries if passes(e, wish) and e.get("name") != exclude]
-    scored = sorted(((distance(e["features"], target), e) for e in candidates), key=lambda item: item[0])
+    scored = sorted(((key_distance(target, curve, e), e) for e in candidates), key=lambda item: item[0])
     return scored[:n], len(candidates)
 
 
