@@ -176,14 +176,16 @@ def library_nearest(library: str | os.PathLike[str], query: str | os.PathLike[st
                     ) -> list[tuple[float, dict[str, Any]]]:
     """The ``n`` keys of ``library`` (a folder ``hapticam library build`` wrote) that feel most like
     ``query`` (a model file, ``example:NAME``, a capture, or a library entry ``DIR/NAME``): pairs of the
-    perceptual distance (in just-noticeable differences) and the entry of ``index.json``, nearest first."""
+    perceptual distance (in just-noticeable differences: the features' and, where both keys have one, the
+    force curves', as ``library nearest`` ranks) and the entry of ``index.json``, nearest first."""
     from hapticam.render.verify.library.catalogue import load_index, nearest
-    from hapticam.render.verify.library.cli import features_of
+    from hapticam.render.verify.library.reference import features_and_curve_of
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise UsageError(f"library nearest: n must be a whole number >= 1, got {n!r}")
     entries = load_index(library)["entries"]
-    return nearest(features_of(os.fspath(query))[1], entries, n)
+    _name, features, curve = features_and_curve_of(os.fspath(query))
+    return nearest(features, entries, n, curve=curve)
 
 
 def library_compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> dict[str, Any]:
@@ -192,7 +194,7 @@ def library_compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> dic
     distance), ``differences_jnd`` (each feature's A less B in JND units), ``noticeable`` (what a person
     would notice, largest first, read as A against B) and both keys' features (SI units)."""
     from hapticam.render.verify.library.catalogue import compare, differences, distance
-    from hapticam.render.verify.library.cli import features_of
+    from hapticam.render.verify.library.reference import features_of
 
     name_a, fa = features_of(os.fspath(a))
     name_b, fb = features_of(os.fspath(b))
