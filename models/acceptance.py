@@ -32,6 +32,7 @@ import hapticam.models.hybrid_key  # noqa: F401
 import hapticam.models.impedance  # noqa: F401
 from hapticam.errors import UsageError
 from hapticam.models.base import Model
+from hapticam.models.ranges import on_axis
 from hapticam.models.passivity import PassivityReport
 
 #: the axis kind of a model file without ``axis`` and of a device that does not say (m, N)
@@ -109,7 +110,8 @@ def judge(model: Model, *, axis: str = DEFAULT_AXIS, allow_active: bool = False)
     """Check ``model``'s ranges (raises :class:`~hapticam.errors.ModelValidationError` if it is not valid)
     and say whether it is passive (its kind's :meth:`~hapticam.models.base.Model.passivity`) and whether
     render takes it (with ``--allow-active`` if ``allow_active``)."""
-    model.check_ranges()
+    with on_axis(axis):
+        model.check_ranges()
     report = model.passivity()
     verdict = Acceptance(kind=model.kind, components=len(model.components()), axis=axis,
                          marked_active=marked_active(model), passivity=report, allow_active=allow_active,
@@ -122,10 +124,11 @@ def judge(model: Model, *, axis: str = DEFAULT_AXIS, allow_active: bool = False)
     return verdict
 
 
-def require_renderable(model: Model, *, allow_active: bool = False) -> list[str]:
+def require_renderable(model: Model, *, axis: str = DEFAULT_AXIS, allow_active: bool = False) -> list[str]:
     """Render's refusal: raise :class:`~hapticam.errors.UsageError` with the first reason render refuses
-    ``model`` (a range error raises :class:`~hapticam.errors.ModelValidationError`); return the warnings."""
-    verdict = judge(model, allow_active=allow_active)
+    ``model`` on a device's ``axis`` (a range error raises :class:`~hapticam.errors.ModelValidationError`);
+    return the warnings."""
+    verdict = judge(model, axis=axis, allow_active=allow_active)
     if verdict.refusals:
         raise UsageError(verdict.refusals[0])
     return verdict.warnings

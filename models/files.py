@@ -50,6 +50,7 @@ from hapticam.bounded_json import MAX_INDEX_BYTES, parse_index
 from hapticam.errors import HapticError, ModelFileError
 from hapticam.fileio import MODEL_SUFFIXES, MSGPACK_SUFFIXES, YAML_SUFFIXES, atomic_write_bytes, read_limited
 from hapticam.models.acceptance import axis_refusal
+from hapticam.models.ranges import on_axis
 from hapticam.models.base import Model, model_from_dict
 from hapticam.models.file_decoding import (MAX_DEPTH, MAX_MSGPACK_BYTES, MAX_NODES, decode_msgpack, decode_yaml,  # noqa: F401
                                              plain_data)
@@ -277,7 +278,8 @@ def document_from_mapping(raw: Any, name: str = "<model>") -> tuple[Model, Model
     transients = parse_transients(raw["transients"], name) if "transients" in raw else ()
     try:
         model = model_from_dict(kind, raw["parameters"])
-        model.check_ranges()
+        with on_axis(axis):
+            model.check_ranges()
     except HapticError as exc:
         raise ModelFileError(one_line(f"{name}: {exc}")) from None
     except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:

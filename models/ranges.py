@@ -8,6 +8,8 @@ while a value that only a typo, an overflow or a hostile file gives (stiffness 1
 is refused before it reaches the servo loop:
 
 - lengths (positions, breakpoints) at most 1 m: keys travel millimetres, device workspaces are under 1 m;
+  on a rotary axis (a knob's model, rad) at most ``ANGLE_RAD``, a hundred turns either way, as a rotary
+  device's workspace (:func:`on_axis` says which axis the model being checked is on);
 - forces at most 1e4 N (a tonne-force): a hand pushes under 1 kN, haptic devices render under 100 N;
 - stiffnesses at most 1e8 N/m: steel-on-steel contact of a millimetre sphere is 1e7-1e8 N/m, and no
   device renders past 1e5 N/m (a stiffer wall is only a wall of the device's own);
@@ -26,14 +28,32 @@ unless told ``--allow-active`` (:mod:`hapticam.models.acceptance`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import contextlib
+import math
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import Any, Iterator
 
 import numpy as np
 
 from hapticam.errors import ModelValidationError
 
 LENGTH_M = 1.0
+#: a knob's angles (rad): a hundred turns either way
+ANGLE_RAD = 200.0 * math.pi
+#: the axis kind of the model being checked (:func:`on_axis`): its lengths are angles on a rotary axis
+_AXIS: ContextVar[str] = ContextVar("hapticam_model_axis", default="linear")
+
+
+@contextlib.contextmanager
+def on_axis(axis: str) -> Iterator[None]:
+    """Within: the models checked are on ``axis`` (``linear``: lengths in m; ``rotary``: angles in rad, within
+    ``ANGLE_RAD``)."""
+    token = _AXIS.set(axis)
+    try:
+        yield
+    finally:
+        _AXIS.reset(token)
 FORCE_N = 1e4
 STIFFNESS_NPM = 1e8
 DAMPING_NSPM = 1e5
@@ -63,6 +83,9 @@ class Range:
     def check(self, path: str, values: Any, active: bool = False) -> None:
         """Raise :class:`ModelValidationError` naming ``path`` (and the entry of a list) for the first value
         outside the range; the message quotes the value to 4 digits, never more."""
+        if self.unit == "m" and _AXIS.get() == "rotary":
+            return replace(self, low=-ANGLE_RAD, high=ANGLE_RAD, unit="rad",
+                           why="a knob turns at most a hundred turns either way").check(path, values, active)
         arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
         is_list = np.ndim(values) > 0
         low = self.active_low if active and self.active_low is not None else self.low

@@ -78,7 +78,7 @@ def check_for_device(model: Model, spec: DeviceSpec, rate_hz: float, *, allow_ac
     :class:`~hapticam.errors.ModelValidationError`, a model that is not passive
     :class:`~hapticam.errors.UsageError` unless ``allow_active`` (then each issue is a warning); so does a
     model whose simulation cannot keep ``rate_hz`` through the display stage (:func:`require_tick_budget`)."""
-    warnings = require_renderable(model, allow_active=allow_active)
+    warnings = require_renderable(model, axis=spec.axis, allow_active=allow_active)
     require_tick_budget(model, rate_hz, evaluations=display_evaluations(model, spec, rate_hz))
     return warnings
 

@@ -120,3 +120,17 @@ def test_the_python_api_renders_a_knob_on_the_rotary_device_as_the_command_does(
     np.testing.assert_allclose(c["force_cmd_N"], _closed_form(c["x_m"], c["v_mps"]), atol=2e-6)
     with pytest.raises(ModelFileError, match="rotary model"):
         hapticam.render_model(model, "sim", realtime=False, duration_s=0.05)
+
+
+def test_a_knobs_angle_table_may_span_turns_where_a_keys_table_is_refused(tmp_path):
+    """Lengths are bounded at 1 m on a linear axis and at a hundred turns on a rotary one: a detent table over
+    two turns loads as a knob's model (rad) and is refused, with the bound named, as a key's (m)."""
+    theta = np.linspace(0.0, 4.0 * np.pi, 401)
+    table = position_table(theta, DETENT_NM * np.sin(DETENTS_PER_REV * theta))
+    save_model(tmp_path / "knob.yaml", table, axis="rotary")
+    assert load_model_to_render(tmp_path / "knob.yaml", "rotary").to_dict() == table.to_dict()
+    with pytest.raises(ModelFileError, match=r"outside -1 \.\. 1 m"):
+        save_model(tmp_path / "key.yaml", table)
+    beyond = position_table(np.array([0.0, 201.0 * np.pi]), np.zeros(2))
+    with pytest.raises(ModelFileError, match="rad"):
+        save_model(tmp_path / "far.yaml", beyond, axis="rotary")
