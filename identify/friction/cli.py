@@ -7,7 +7,7 @@ Two experiments (``--experiment``, chosen from the captures by default):
   (``--added-inertia``, one value per capture). Writes a ``friction`` model.
 * ``speeds``: a key or slider pressed and released (a knob turned both ways) at several constant speeds,
   force and position (:mod:`.press_speeds`). A linear capture's model is the composite of the fitted
-  spring (a position table) and the friction; a rotary one's is the friction (detents are reported).
+  spring (a position table) and the friction; a rotary one's is the friction, with the knob's detents (an angle table) beside it when it has them.
 
 ``--method ls`` (default) is least squares with standard errors (:mod:`.product`); ``--method uas`` runs
 seed 003's observer and says that its output is not identified friction (:mod:`.product_uas`). The methods

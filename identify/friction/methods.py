@@ -51,8 +51,12 @@ def least_squares(captures: Sequence[Capture], law: str, *, experiment: str, axi
                                 uncertainty=fit.uncertainty())
     pf = fit_press_speeds(captures, law, axis=axis, window_s=window_s or WINDOW_S)
     detail = press_summary(pf)
-    if pf.knots is None:
+    if pf.knots is None and not pf.detents_per_rev:
         return FrictionEstimate(pf.to_model(), pf.law_fit, detail, uncertainty=pf.law_fit.uncertainty())
+    if pf.knots is None:                   # a knob's detents: an angle table beside the friction
+        uncertainty = {"friction": pf.law_fit.uncertainty(),
+                       "detent_amplitude_Nm": pf.law_fit.detent_amplitude()[1]}
+        return FrictionEstimate(pf.to_model(), pf.law_fit, detail, uncertainty=uncertainty)
     uncertainty = {"friction": pf.law_fit.uncertainty(), "spring_f_N": detail["spring_se_N"]}
     return FrictionEstimate(pf.to_model(), pf.law_fit, detail, uncertainty=uncertainty)
 

@@ -321,5 +321,5 @@ def fit_law_rotary(law: str, v: np.ndarray, y: np.ndarray, theta: np.ndarray, ex
     fit.detents_per_rev = n_det
     amp, se = fit.detent_amplitude()
     fit.notes.insert(0, f"detents: {n_det} per revolution, amplitude {amp:.3g} +- {se:.2g} (fitted beside the "
-                        "friction, not part of the friction model)")
+                        "friction; a press fit writes them as an angle table beside it)")
     return fit, n_det
