@@ -156,13 +156,12 @@ def test_quasi_static_capture_without_velocity_or_acceleration_content(tmp_path,
     assert any("m is not identifiable" in n for n in doc.provenance["notes"])
 
 
-def test_bench_identify_runs_all_peers_and_writes_json(tmp_path, capsys):
-    out = tmp_path / "bench.json"
-    assert main(["bench", "identify", "--samples", "5000", "--repeat", "1", "--json-file", str(out)]) == 0
-    text = capsys.readouterr().out
-    assert "hapticam EWLS core" in text and "numpy lstsq" in text
-    res = json.loads(out.read_text())
-    assert res["samples"] == 5000 and res["hapticam_ewls_core_s"] > 0 and res["numpy_lstsq_s"] > 0
+def test_bench_identify_runs_all_peers_and_writes_json(bench_identify_table):
+    code, text, _, res = bench_identify_table      # the table on stdout, the results in --json-file
+    assert code == 0
+    assert "hapticam EWLS core" in text and "numpy lstsq" in text and "whole pipeline per capture" in text
+    assert [(p["capture"], p["fit_percent"] > 99.0) for p in res["pipeline"]] == [("Cherry-MX-Red.csv", True)]
+    assert res["samples"] == 2000 and res["hapticam_ewls_core_s"] > 0 and res["numpy_lstsq_s"] > 0
     assert res["max_rel_diff_lam1_vs_lstsq"] < 1e-8
     if res.get("padasip_s") is not None:  # the same estimator: both track the truth [0.5, 8, 800, 1]
         np.testing.assert_allclose(res["theta_padasip"], res["theta_core"], rtol=0.05)

@@ -64,16 +64,17 @@ def test_table3_estimates_need_a_negative_gamma() -> None:
                                rtol=1e-9)
 
 
-def test_bench_identify_times_uas_and_grey_box_beside_the_naive_baseline(tmp_path, capsys) -> None:
+def test_bench_identify_times_uas_and_grey_box_beside_the_naive_baseline(bench_identify_json,
+                                                                         bench_identify_table) -> None:
     """The seed 003 rows of ``hapticam bench identify`` (quick: --samples below 100,000)."""
-    assert main(["bench", "identify", "--samples", "2000", "--repeat", "1", "--captures", str(tmp_path),
-                 "--json"]) == 0
-    fr = json.loads(capsys.readouterr().out)["friction"]
+    code, out, _, _ = bench_identify_json
+    assert code == 0
+    fr = json.loads(out)["friction"]
     assert fr["paper_uas_s"] == 3.43 and fr["required_speedup"] == 10.0 and fr["duration_s"] == 8.0
     assert [r["key"] for r in fr["rows"]] == ["uas", "greybox", "naive"]  # scipy's peer: full run only
     for r in fr["rows"]:
         assert r["time_s"] > 0 and r["speedup_vs_paper_uas"] == pytest.approx(3.43 / r["time_s"])
         assert r["naive_over_this"] == pytest.approx(fr["rows"][2]["time_s"] / r["time_s"])
     assert fr["rows"][1]["fit_arm_pct"] > 98.0 and fr["rows"][1]["fit_pendulum_pct"] > 98.0
-    assert main(["bench", "identify", "--samples", "2000", "--repeat", "1", "--captures", str(tmp_path)]) == 0
-    assert "seed 003 friction" in capsys.readouterr().out
+    code, text, _, _ = bench_identify_table
+    assert code == 0 and "seed 003 friction" in text
