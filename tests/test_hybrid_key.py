@@ -534,7 +534,9 @@ def test_non_finite_input_returns_nan_and_keeps_state():
     p, s = model.params_block(), model.initial_state()
     hybrid_key_force(p, s, 0.001, 0.01, 0.0, 1e-3)
     before = s.copy()
-    for bad in ((np.nan, 0, 0, 1e-3), (0.001, np.inf, 0, 1e-3), (0.001, 0, -np.inf, 1e-3), (0.001, 0, 0, np.nan)):
+    # float arguments only, as the renderer passes them: an int would compile the kernel once more
+    for bad in ((np.nan, 0.0, 0.0, 1e-3), (0.001, np.inf, 0.0, 1e-3), (0.001, 0.0, -np.inf, 1e-3),
+                (0.001, 0.0, 0.0, np.nan)):
         assert math.isnan(hybrid_key_force(p, s, *bad))
         np.testing.assert_array_equal(s, before)
     f0 = hybrid_key_force(p, s, 0.001, 0.0, 0.0, 0.0)  # dt = 0: evaluate without advancing
