@@ -9,6 +9,9 @@ Faults are the emulator's command-line flags (``drop_every``, ``corrupt_every``,
 ``late_us``, ``silence_at_ms`` with ``silence_ms``, ``unplug_at_ms``, ``slow_us``: every frame after ENABLE
 takes that many us to handle); ``reported`` makes the firmware state
 other figures than the plant's in its INFO (a firmware with a bad calibration: infinite, NaN or negative).
+The firmware's axis kind is the plant's (``SimParams.axis``: a rotary plant is a knob, its figures in rad,
+N m, N m s/rad, kg m^2 and counts per radian, and it answers AXIS with rotary); ``axis_frame=False`` makes
+a firmware from before the AXIS frame (it answers ERROR 2 and is linear).
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ class HspEmulator:
     def __init__(self, params: SimParams | None = None, user: User | None = None, *, plant_clock: str = "frames",
                  frame_dt_s: float = 1e-3, continuous_force_N: float | None = None, name: str = "hsp-emu",
                  executable: str | os.PathLike[str] | None = None, reported: dict[str, float] | None = None,
-                 **faults: float) -> None:
+                 axis_frame: bool = True, **faults: float) -> None:
         unknown = set(faults) - set(FAULT_FLAGS)
         if unknown:
             raise DeviceError(f"hsp emulator: unknown fault {sorted(unknown)} (known: {', '.join(FAULT_FLAGS)})")
@@ -80,6 +83,9 @@ class HspEmulator:
         if plant_clock not in ("frames", "wall"):
             raise DeviceError(f"hsp emulator: plant_clock is 'frames' or 'wall', got {plant_clock!r}")
         self.params = params or SimParams()
+        if not axis_frame and self.params.axis != "linear":
+            raise DeviceError("hsp emulator: a firmware without the AXIS frame is linear; a rotary plant needs it")
+        self.axis_frame = bool(axis_frame)
         self.user = user
         self.plant_clock = plant_clock
         self.frame_dt_s = float(frame_dt_s)
@@ -101,7 +107,8 @@ class HspEmulator:
                 "--rate", repr(p.max_force_rate_N_per_s), "--bandwidth-hz", repr(p.motor_bandwidth_hz),
                 "--cpm", repr(1.0 / p.resolution_m), "--ws-lo", repr(p.workspace_m[0]), "--ws-hi", repr(p.workspace_m[1]),
                 "--substep", repr(p.substep_s), "--plant-clock", self.plant_clock,
-                "--frame-dt-us", repr(self.frame_dt_s * 1e6), "--name", self.name]
+                "--frame-dt-us", repr(self.frame_dt_s * 1e6), "--name", self.name,
+                "--axis", p.axis if self.axis_frame else "none"]
         u = self.user
         if u is not None:
             assert self._tmp is not None

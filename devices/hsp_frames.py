@@ -47,12 +47,19 @@ T_FORCE = 0x04        # u32 seq, i32 force on the handle along +x (uN) -> STATE 
 T_SET_ZERO = 0x05     # (empty): counts = 0 at the present position   -> ACK
 T_DISABLE = 0x06      # (empty): force off                            -> ACK
 T_POSITION = 0x07     # probing: u32 seq, i32 target (counts), u32 force limit (uN, 0: the device's) -> PROBE_STATE
+T_AXIS = 0x08         # axis kind: (empty) -> AXIS_INFO (a firmware without it: ERROR 2, a linear axis)
 # device -> host
 T_INFO = 0x81
 T_STATE = 0x82
 T_ACK = 0x83
 T_ERROR = 0x84
 T_PROBE_STATE = 0x85  # probing: u32 seq, u32 time us, i32 counts, i32 actuator uN, i32 load cell uN, u16 status, u16 rx err
+T_AXIS_INFO = 0x86    # u8 axis kind (AXIS_LINEAR, AXIS_ROTARY)
+
+#: AXIS_INFO's axis kinds: linear (every field in m and N) or rotary (rad and N m in the same fields)
+AXIS_LINEAR = 0
+AXIS_ROTARY = 1
+AXIS_KINDS = {AXIS_LINEAR: "linear", AXIS_ROTARY: "rotary"}
 
 FORCE_LEN = 8
 STATE_LEN = 20
@@ -60,6 +67,7 @@ INFO_FIXED_LEN = 34   # u16 + 8 x f32, then the name (ASCII, up to 24 bytes)
 MAX_NAME = 24
 POSITION_LEN = 12
 PROBE_STATE_LEN = 24
+AXIS_INFO_LEN = 1
 
 # STATE status bits
 ST_ENABLED = 0x01     # force output enabled
@@ -313,3 +321,18 @@ def unpack_probe_state(payload: bytes) -> ProbeState:
     if len(payload) != PROBE_STATE_LEN:
         raise DeviceError(f"hsp PROBE_STATE: payload of {len(payload)} bytes (expected {PROBE_STATE_LEN})")
     return ProbeState(*_PROBE_STATE.unpack(payload))
+
+
+def pack_axis_info(kind: int) -> bytes:
+    """AXIS_INFO: the firmware's axis kind (:data:`AXIS_LINEAR` or :data:`AXIS_ROTARY`)."""
+    return frame(T_AXIS_INFO, bytes([kind & 0xFF]))
+
+
+def unpack_axis_info(payload: bytes) -> str:
+    """The axis kind an AXIS_INFO payload states, ``linear`` or ``rotary``; a wrong length or an unknown
+    kind is a :class:`DeviceError`."""
+    if len(payload) != AXIS_INFO_LEN:
+        raise DeviceError(f"hsp AXIS_INFO: payload of {len(payload)} bytes (expected {AXIS_INFO_LEN})")
+    if payload[0] not in AXIS_KINDS:
+        raise DeviceError(f"hsp AXIS_INFO: axis kind {payload[0]} (known: 0 linear, 1 rotary)")
+    return AXIS_KINDS[payload[0]]

@@ -42,6 +42,11 @@
  * --contact-at D (travel, m) and opens below --release-at D (default: the same). --fault-at-ms T: the
  * device reports a fault (status 0x10), force off and disabled, T ms after ENABLE.
  *
+ * Axis kind (AXIS -> AXIS_INFO; a v1 firmware without the frame answers ERROR 2 and is linear): --axis linear
+ * (the default), --axis rotary (a knob: the same plant and fields read in rad, N m, N m s/rad, kg m^2, counts
+ * per radian, torque in uN m; --inertia, --counts-per-rad name --mass and --cpm in those units), --axis none
+ * (a firmware from before the frame: AXIS answered with ERROR 2).
+ *
  * Build: cc -O2 -o hsp_emu hsp_emu.c -lm
  */
 #define _GNU_SOURCE
@@ -68,6 +73,8 @@
 #define T_SET_ZERO 0x05
 #define T_DISABLE 0x06
 #define T_POSITION 0x07
+#define T_AXIS 0x08
+#define T_AXIS_INFO 0x86
 #define T_PROBE_STATE 0x85
 #define T_INFO 0x81
 #define T_STATE 0x82
@@ -92,6 +99,7 @@ static double P_mass = 0.05, P_damp = 2.0, P_fmax = 8.0, P_fcont = 4.0, P_rate =
 static double P_cpm = 1e6, P_ws_lo = -0.02, P_ws_hi = 0.03, P_sub = 25e-6, P_frame_dt = 1e-3;
 static const char *P_name = "hsp-emu";
 static int P_frames_clock = 0;
+static int P_axis = 0;                                   /* 0 linear, 1 rotary, -1 no AXIS frame (ERROR 2) */
 static int F_drop = 0, F_corrupt = 0, F_late = 0, F_late_us = 0;
 static double F_silence_at = -1, F_silence_ms = 0, F_unplug_at = -1;
 static long F_slow_us = 0;
@@ -347,6 +355,13 @@ static void handle_frame(uint8_t type, const uint8_t *p, uint8_t len) {
         if (stream_hz == 0) send_state(last_seq);
         return;
     }
+    case T_AXIS: {
+        if (P_axis < 0) { send_error(type, E_TYPE); return; }   /* a firmware from before the frame */
+        if (len != 0) { send_error(type, E_LENGTH); return; }
+        uint8_t kind = (uint8_t)P_axis;
+        send_frame(T_AXIS_INFO, &kind, 1, 0);
+        return;
+    }
     case T_SET_ZERO:
         if (len != 0) { send_error(type, E_LENGTH); return; }
         plant_to_now();
@@ -471,9 +486,12 @@ int main(int argc, char **argv) {
         OPT("--target-at", T_at = atof(v)) OPT("--target-damping", T_damp = atof(v))
         OPT("--contact-at", T_on = atof(v)) OPT("--release-at", T_off = atof(v))
         OPT("--target-curve", T_n = parse_curve(v))
+        OPT("--inertia", P_mass = atof(v)) OPT("--counts-per-rad", P_cpm = atof(v))
+        OPT("--axis", P_axis = !strcmp(v, "rotary") ? 1 : !strcmp(v, "none") ? -1 : !strcmp(v, "linear") ? 0 : -2)
         fprintf(stderr, "hsp_emu: unknown option %s\n", a);
         return 2;
     }
+    if (P_axis == -2) { fprintf(stderr, "hsp_emu: --axis: linear, rotary or none\n"); return 2; }
     if (T_n < 0) { fprintf(stderr, "hsp_emu: --target-curve: 1 to %d pairs d,f with d rising from 0\n", MAX_CURVE); return 2; }
     if (!isnan(T_at) && T_n == 0) { T_n = 1; T_curve[0] = 0; T_curve[1] = 0; }
     if (isnan(T_off)) T_off = T_on;
