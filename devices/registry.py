@@ -69,11 +69,14 @@ def open_device(name: str, **kwargs: Any) -> Device:
     return device_class(name)(**kwargs).open()
 
 
-def device_axis(spec: str) -> str:
+def device_axis(spec: str) -> str | None:
     """The axis kind (``linear``: m, N; ``rotary``: rad, N m) the adapter a ``--device`` value ``NAME[:ADDRESS]``
-    names renders, before it is made (:meth:`Device.axis_for`): the units render reads the model in."""
+    names renders, before it is made (:meth:`Device.axis_for`): the units render reads the model in. None for
+    an adapter whose device states its axis kind when it opens (``axis_stated_at_open``: a serial device's
+    firmware): its ``spec.axis`` once open."""
     name, _, address = str(spec).partition(":")
-    return device_class(name).axis_for(address)
+    cls = device_class(name)
+    return None if getattr(cls, "axis_stated_at_open", False) else cls.axis_for(address)
 
 
 def device_from_spec(spec: str, **options: Any) -> Device:

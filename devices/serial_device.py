@@ -5,7 +5,9 @@ Hapkit-style paddles, haptic knobs and motorised keys that implement the small b
 
 Before the loop (Python, pyserial): open the port exclusively, ask for low-latency mode (FTDI's 1 ms
 latency timer; the outcome is kept in :attr:`SerialDevice.notes` for the session log), then
-HELLO -> INFO (the :class:`~hapticam.devices.base.DeviceSpec`), CONFIG (firmware watchdog, stream
+HELLO -> INFO (the :class:`~hapticam.devices.base.DeviceSpec`), AXIS -> AXIS_INFO (the axis kind: a knob's
+firmware states rotary, and INFO's figures are then rad, N m, N m s/rad, kg m^2 and counts per radian; a
+firmware from before the frame answers ERROR 2 and is linear), CONFIG (firmware watchdog, stream
 rate) -> ACK, ENABLE -> ACK + STATE (the handle's position before the first FORCE).
 
 Each tick (compiled, :func:`serial_sense` / :func:`serial_actuate` of :mod:`hapticam.devices.serial_tick`):
@@ -85,6 +87,9 @@ class SerialDevice(Device):
     """
 
     status_causes = STATUS_TEXT
+    #: the axis kind (linear or rotary) is the firmware's answer to AXIS at open, not the address's
+    #: (:func:`hapticam.devices.registry.device_axis` is None: render reads the model file once it is open)
+    axis_stated_at_open = True
 
     def __init__(self, port: str, *, baud: int = 1_000_000, watchdog_ms: int = 50, stream_hz: int = 0,
                  silence_ms: float = 500.0, timeout_s: float = 1.0, rate_hz: float = 1000.0,
@@ -167,14 +172,20 @@ class SerialDevice(Device):
                 return False
         return True
 
-    def _await(self, want: int, what: str, deadline: float | None = None) -> tuple[bytes, list[tuple[int, bytes]]]:
+    def _await(self, want: int, what: str, deadline: float | None = None, unknown_ok: int | None = None
+               ) -> tuple[bytes, list[tuple[int, bytes]]]:
         """Read frames until one of type ``want`` (until ``deadline``, ``time.monotonic()`` s; default
-        ``timeout_s`` from now); returns its payload and the frames after it."""
+        ``timeout_s`` from now); returns its payload and the frames after it. ``unknown_ok``: an ERROR 2
+        (unknown type) naming that request type is an answer, an empty payload, not a refusal."""
         fd = self._serial.fileno()
         deadline = time.monotonic() + self.timeout_s if deadline is None else deadline
         while True:
             frames, _, self._pending = hf.parse_frames(self._pending)
             for i, (ftype, payload) in enumerate(frames):
+                if ftype == hf.T_ERROR and len(payload) == 2 and unknown_ok is not None \
+                        and (payload[0], payload[1]) == (unknown_ok, hf.E_TYPE):
+                    self._pending = b"".join(hf.frame(t, p) for t, p in frames[i + 1:]) + self._pending
+                    return b"", frames[i + 1:]
                 if ftype == hf.T_ERROR and len(payload) == 2:
                     cause = ERROR_FRAME_TEXT.get(payload[1], "unknown cause")
                     raise DeviceError(f"{self.spec.name}: the device refused {what}: {cause} [ERROR code {payload[1]}]")
@@ -202,10 +213,13 @@ class SerialDevice(Device):
         info = hf.unpack_info(self._await(hf.T_INFO, "HELLO")[0])
         if info.version != hf.PROTOCOL_VERSION:
             raise DeviceError(f"{self.spec.name}: device speaks hsp v{info.version}, hapticam v{hf.PROTOCOL_VERSION}")
-        self.spec = self._spec_from(info)
+        axis = self._ask_axis()
+        self.spec = self._spec_from(info, axis)
         self.info = info
-        self.notes.append(f"{info.name}: continuous force {_f32(info.continuous_force_N):g} N, "
-                          f"peak {_f32(info.max_force_N):g} N, {_f32(info.counts_per_m):g} counts/m")
+        force, length = ("torque", "rad") if axis == "rotary" else ("force", "m")
+        unit = "N m" if axis == "rotary" else "N"
+        self.notes.append(f"{info.name}: {axis} axis, continuous {force} {_f32(info.continuous_force_N):g} {unit}, "
+                          f"peak {_f32(info.max_force_N):g} {unit}, {_f32(info.counts_per_m):g} counts/{length}")
         self._send(hf.pack_config(self.watchdog_ms, self.stream_hz))
         self._await(hf.T_ACK, "CONFIG")
         if self.set_zero:
@@ -224,9 +238,17 @@ class SerialDevice(Device):
         self.ist[I_RX_N] = pending.size
         self._pending = b""
 
-    def _spec_from(self, info: hf.Info) -> DeviceSpec:
-        """The spec an INFO states: what only hsp has checked here (counts per metre, continuous force and
-        mass finite and > 0, a peak force a FORCE frame's i32 uN carries), the rest by :class:`DeviceSpec`."""
+    def _ask_axis(self) -> str:
+        """AXIS -> AXIS_INFO: ``linear`` or ``rotary``, the axis kind the firmware states; a firmware from before
+        the frame answers ERROR 2 (unknown type) and is linear (m, N)."""
+        self._send(hf.frame(hf.T_AXIS))
+        payload = self._await(hf.T_AXIS_INFO, "AXIS", unknown_ok=hf.T_AXIS)[0]
+        return hf.unpack_axis_info(payload) if payload else "linear"
+
+    def _spec_from(self, info: hf.Info, axis: str = "linear") -> DeviceSpec:
+        """The spec an INFO states on ``axis`` (rotary: the same fields in rad, N m, N m s/rad, kg m^2): what
+        only hsp has checked here (counts per metre, continuous force and mass finite and > 0, a peak force a
+        FORCE frame's i32 uN carries), the rest by :class:`DeviceSpec`."""
         name = f"serial:{info.name}@{self.port}"
         label = name if name.isprintable() else repr(name)
         for field, v in (("counts_per_m", info.counts_per_m), ("continuous_force_N", info.continuous_force_N),
@@ -239,7 +261,7 @@ class SerialDevice(Device):
                           max_stiffness_N_per_m=2.0 * b / 1e-3,  # K < 2 b / T at T = 1 ms (Colgate & Schenkel)
                           workspace_m=(_f32(info.workspace_m[0]), _f32(info.workspace_m[1])),
                           resolution_m=1.0 / _f32(info.counts_per_m), damping_N_s_per_m=b,
-                          provides_velocity=False, apparent_mass_kg=_f32(info.mass_kg))
+                          provides_velocity=False, apparent_mass_kg=_f32(info.mass_kg), axis=axis)
         if info.max_force_N > MAX_WIRE_FORCE_N:
             raise DeviceError(f"{label}: the device's INFO is not physical for hsp: max_force_N = {info.max_force_N!r} "
                               f"(at most {MAX_WIRE_FORCE_N:.6g} N, the largest force a FORCE frame's i32 uN carries)")

@@ -2,13 +2,15 @@
 both do.
 
 :func:`render_on_device` checks the settings, loads the model in the units of the device's axis (a
-rotary device's in rad and N m), makes and opens the device, passes the model through the render gate
-(:func:`hapticam.render.gate.check_for_device`), runs a :class:`~hapticam.render.session.RenderSession`
-and closes the device. A run whose finish failed (:class:`~hapticam.render.session.StopFailed`, a device
-that failed to close) still gives its statistics: the failures are collected in
-:attr:`RenderOutcome.problems` beside the report, for the caller to tell after the statistics. A bad
-setting raises :class:`~hapticam.errors.ParameterError` naming the setting's field here; the command line
-says its flag instead. SI units throughout (m, N, s; on a rotary device rad and N m).
+rotary device's in rad and N m), makes and opens the device (a device that states its axis kind when it
+opens, a serial device's firmware: the file is read first as it declares itself, then in the device's
+units once open, so a model on the other axis kind is refused before the first tick), passes the model
+through the render gate (:func:`hapticam.render.gate.check_for_device`), runs a
+:class:`~hapticam.render.session.RenderSession` and closes the device. A run whose finish failed
+(:class:`~hapticam.render.session.StopFailed`, a device that failed to close) still gives its statistics:
+the failures are collected in :attr:`RenderOutcome.problems` beside the report, for the caller to tell
+after the statistics. A bad setting raises :class:`~hapticam.errors.ParameterError` naming the setting's
+field here; the command line says its flag instead. SI units throughout (m, N, s; on a rotary device rad and N m).
 """
 
 from __future__ import annotations
@@ -108,15 +110,18 @@ def check_settings(settings: RenderSettings) -> float | None:
     return duration
 
 
-def load_for_device(model: Model | str | os.PathLike[str], device: str) -> Model:
-    """The model itself, or the one a file names read in the units of ``device``'s axis (a rotary device's in
-    rad and N m); a file on the other axis kind is refused (:func:`hapticam.models.files.load_model_to_render`)."""
+def load_for_device(model: Model | str | os.PathLike[str], device: str, axis: str | None = None) -> Model:
+    """The model itself, or the one a file names read in the units of ``device``'s axis (``axis``, else the one
+    the device's name states; a rotary device's in rad and N m); a file on the other axis kind is refused
+    (:func:`hapticam.models.files.load_model_to_render`). A device that states its axis only when it opens:
+    the file read and checked in the axis it declares, to be read again with ``axis`` once the device is open."""
     if isinstance(model, Model):
         return model
     from hapticam.devices.registry import device_axis
-    from hapticam.models.files import load_model_to_render
+    from hapticam.models.files import load_model_only, load_model_to_render
 
-    return load_model_to_render(model, axis=device_axis(device))
+    axis = axis or device_axis(device)
+    return load_model_only(model) if axis is None else load_model_to_render(model, axis=axis)
 
 
 def make_device(settings: RenderSettings) -> Device:
@@ -136,6 +141,7 @@ def render_on_device(settings: RenderSettings,
                      before_run: Callable[[list[str], Device, RenderSession], None] | None = None) -> RenderOutcome:
     """Render ``settings.model`` on ``settings.device`` (module docstring); ``before_run(gate_warnings,
     device, session)`` is called once everything has been accepted, before the first tick."""
+    from hapticam.devices.registry import device_axis
     from hapticam.render.gate import check_for_device, control_check
     from hapticam.render.loop import LoopConfig
     from hapticam.render.safety import SafetyConfig
@@ -144,11 +150,14 @@ def render_on_device(settings: RenderSettings,
     duration_s = check_settings(settings)
     config = LoopConfig(rate_hz=settings.rate_hz, display=settings.display).checked()
     model = load_for_device(settings.model, settings.device)
+    axis_at_open = device_axis(settings.device) is None     # the device states it when it opens
     device = make_device(settings)
     safety = SafetyConfig(max_force_N=settings.max_force_N, passivity=settings.passivity)
     ticks = None if settings.realtime else int(round(duration_s * config.rate_hz))    # type: ignore[operator]
     problems: list[str] = []
     with _opened(device, problems):
+        if axis_at_open:
+            model = load_for_device(settings.model, settings.device, device.spec.axis)
         gate_warnings = check_for_device(model, device.spec, config.rate_hz, allow_active=settings.allow_active)
         if not settings.realtime and not device.servo_binding().simulated:
             raise ParameterError("realtime", f"the simulated clock needs a simulated device, not {settings.device}; "
