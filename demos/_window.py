@@ -135,17 +135,18 @@ def model_bottom_m(model: Model) -> float:
     return float(max(ends)) if ends else DEFAULT_TRAVEL_M
 
 
-def static_curves(model: Model, x_lo_m: float, x_hi_m: float, n: int = 400
+def static_curves(model: Model, x_lo_m: float, x_hi_m: float, n: int = 400, speed_mps: float = STATIC_SWEEP_MPS
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The model's own press and release curves ``(x_m, f_press_N, f_release_N)`` from its kernel.
 
-    A quasi-static sweep at ``STATIC_SWEEP_MPS``: from rest at ``x_lo_m`` up to ``x_hi_m`` and back,
-    state carried along (direction, friction, hammer), ``dt = dx / v`` per step, ``a = 0``.
+    A quasi-static sweep at ``speed_mps`` (m/s; a knob's rad/s; default ``STATIC_SWEEP_MPS``): from rest at
+    ``x_lo_m`` up to ``x_hi_m`` and back, state carried along (direction, friction, hammer), ``dt = dx / v``
+    per step, ``a = 0``.
     """
     compiled = model.compile()
     params, state = compiled.params, compiled.reset_state()
     x = np.linspace(x_lo_m, x_hi_m, n)
-    dt = float(x[1] - x[0]) / STATIC_SWEEP_MPS / STATIC_SUBSTEPS
+    dt = float(x[1] - x[0]) / speed_mps / STATIC_SUBSTEPS
     for _ in range(int(STATIC_SETTLE_S / dt)):   # settle at the start (a hammer on its jack, a coupled key)
         model_force(params, state, float(x[0]), 0.0, 0.0, dt)
 
@@ -157,8 +158,8 @@ def static_curves(model: Model, x_lo_m: float, x_hi_m: float, n: int = 400
                               for j in range(STATIC_SUBSTEPS)])
         return out
 
-    press = sweep(x, STATIC_SWEEP_MPS)
-    release = sweep(x[::-1], -STATIC_SWEEP_MPS)
+    press = sweep(x, speed_mps)
+    release = sweep(x[::-1], -speed_mps)
     return x, press, release[::-1]
 
 
@@ -305,7 +306,8 @@ def run_loop(window: Any, title: str, size: tuple[int, int], frames: int | None,
     """The pygame loop both windows run: input (mouse, keys, or a script), one frame of servo ticks,
     drawing, pacing to ``FPS`` in real time (scripted runs go back to back), an optional screenshot.
 
-    ``window`` provides ``layout.depth_at(y)``, ``handle_key(name) -> bool`` (False quits),
+    ``window`` provides ``layout.depth_at(y)`` (or ``layout.target_at((x, y))``: the finger target from the
+    whole mouse position, a knob's angle), ``handle_key(name) -> bool`` (False quits),
     ``step_frame(frame, target_m)`` and ``draw(pg, surface, font)``; ``on_frame(window)`` runs after each
     frame's ticks. Returns the frames run and the screenshot's path."""
     pg = require_pygame()
@@ -327,7 +329,8 @@ def run_loop(window: Any, title: str, size: tuple[int, int], frames: int | None,
                 keys += player.advance(frame / FPS)
                 target = player.target(frame / FPS)
             elif pg.mouse.get_pressed()[0]:
-                target = window.layout.depth_at(pg.mouse.get_pos()[1])
+                layout, pos = window.layout, pg.mouse.get_pos()
+                target = layout.target_at(pos) if hasattr(layout, "target_at") else layout.depth_at(pos[1])
             else:
                 target = None
             for key in keys:
