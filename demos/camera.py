@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from hapticam.errors import IdentificationError, UsageError
+from hapticam.errors import IdentificationError, ParameterError
 from hapticam.progress import step
 
 #: targets whose dynamics (a hammer in flight) a segmented impedance model cannot hold: identify hybrid-key
@@ -82,8 +82,8 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
         from hapticam.devices.targets import get_target
 
         if getattr(get_target(target), "axis", "linear") == "rotary":
-            raise UsageError(f"--target {target}: a rotary target (angles, torques); the demo identifies keys "
-                             "pressed along a line (a knob: hapticam probe, then hapticam identify friction)")
+            raise ParameterError("target", f"{target}: a rotary target (angles, torques); the demo identifies "
+                                 "keys pressed along a line (a knob: hapticam probe, then hapticam identify friction)")
     else:
         capture = _read_capture(capture_path)
     result = CameraRun(out_dir=Path(out_dir))
@@ -115,7 +115,7 @@ def _staged(out: Path) -> Iterator[Path]:
     of the same name). When the block raises, the temporary folder and the folders made for ``out`` are
     removed, and ``out`` is left as it was."""
     if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a folder")
+        raise ParameterError("out_dir", f"{out}: exists and is not a folder")
     full = Path(os.path.abspath(out))
     made = [p for p in full.parents if not p.exists()]     # deepest first
     existed = out.is_dir()
@@ -124,7 +124,7 @@ def _staged(out: Path) -> Iterator[Path]:
         work = Path(tempfile.mkdtemp(prefix=f".{full.name}-", suffix=".partial", dir=full if existed else full.parent))
     except OSError as exc:
         _remove_empty(made)
-        raise UsageError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from None
+        raise ParameterError("out_dir", f"{out}: cannot create the folder ({exc.strerror or exc})") from None
     try:
         yield work
         _move_in(work, out, existed)
@@ -146,7 +146,8 @@ def _move_in(work: Path, out: Path, existed: bool) -> None:
     names = sorted(p.name for p in work.iterdir())
     taken = [name for name in names if (out / name).is_dir()]
     if taken:
-        raise UsageError(f"--out {out}: {', '.join(taken)} is a folder there; the run's files were not moved in")
+        raise ParameterError("out_dir", f"{out}: {', '.join(taken)} is a folder there; the run's files were not "
+                             "moved in")
     for name in names:
         os.replace(work / name, out / name)
     work.rmdir()

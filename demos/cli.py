@@ -33,19 +33,24 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.set_defaults(func=_cmd_demo)
 
 
+#: the parameters of :func:`~hapticam.demos.camera.run_camera` said as ``demo``'s flags
+DEMO_FLAGS = {"target": "--target", "out_dir": "--out"}
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     import math
 
     from hapticam.demos.camera import DEFAULT_TARGET, run_camera
-    from hapticam.errors import UsageError
+    from hapticam.errors import UsageError, parameters_as_flags
 
     if args.capture is not None and args.target is not None:
         raise UsageError("give either --target or --capture, not both")
     if not (math.isfinite(args.sweep_seconds) and 1.0 <= args.sweep_seconds <= 3600.0):
         raise UsageError(f"--sweep-seconds: must be between 1 and 3600, got {args.sweep_seconds}")
     say = (lambda line: print(line, file=sys.stderr)) if args.json else print   # stdout: only the JSON
-    run = run_camera(args.target or DEFAULT_TARGET, capture_path=args.capture, out_dir=args.out,
-                     sweep_s=args.sweep_seconds, seed=args.seed, say=say)
+    with parameters_as_flags(DEMO_FLAGS):
+        run = run_camera(args.target or DEFAULT_TARGET, capture_path=args.capture, out_dir=args.out,
+                         sweep_s=args.sweep_seconds, seed=args.seed, say=say)
     if args.json:
         print(json.dumps(json_safe({"passed": run.passed, "out_dir": str(run.out_dir), "stages": run.stages,
                                     "files": {k: str(v) for k, v in run.files.items()}})))

@@ -131,7 +131,8 @@ def _finite(name: str, value: float | None, most: float = 1e9) -> None:
 
 #: the render settings' fields (:class:`~hapticam.render.run.RenderSettings`) said as ``render``'s flags
 RENDER_FLAGS = {"duration_s": "--duration", "max_force_N": "--max-force", "user": "--user", "axis": "--axis",
-                "origin_mm": "--origin", "realtime": "--simulated-clock", "depth_m": "--depth-mm"}
+                "origin_mm": "--origin", "realtime": "--simulated-clock", "depth_m": "--depth-mm",
+                "curve_dir": "--auth-curve"}
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
@@ -238,10 +239,17 @@ def _address(text: str) -> str:
     return text
 
 
+#: the parameters of :meth:`~hapticam.render.endpoints.Auth.from_options` said as the credential flags
+AUTH_FLAGS = {"secret_file": "--auth-secret", "curve_dir": "--auth-curve"}
+
+
 def _auth(args: argparse.Namespace) -> Any:
     from hapticam.render.endpoints import Auth
 
-    return Auth.from_options(args.auth_secret, args.auth_curve)
+    if args.auth_secret and args.auth_curve:
+        raise UsageError("give --auth-secret or --auth-curve, not both")
+    with parameters_as_flags(AUTH_FLAGS):
+        return Auth.from_options(args.auth_secret, args.auth_curve)
 
 
 def _cmd_monitor(args: argparse.Namespace) -> int:

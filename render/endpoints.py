@@ -38,7 +38,7 @@ from typing import Any
 import zmq
 
 from hapticam.devices.serve_cli import open_to_local_users, prepare_ipc, private_endpoint
-from hapticam.errors import ControlError, UsageError
+from hapticam.errors import ControlError, ParameterError, UsageError
 
 PLAIN_USER = b"hapticam"
 MIN_SECRET_BYTES = 16
@@ -66,6 +66,11 @@ def is_loopback(address: str) -> bool:
         return False
 
 
+class AuthError(ParameterError, ControlError):
+    """Unusable credentials: a :class:`~hapticam.errors.ControlError` whose ``parameter`` names the setting
+    (``secret_file``, ``curve_dir``), which a command says as its flag."""
+
+
 @dataclass(frozen=True)
 class Auth:
     """Credentials: a shared ``secret`` (PLAIN) or a CURVE key folder ``curve_dir`` (module docstring)."""
@@ -75,15 +80,19 @@ class Auth:
 
     @classmethod
     def from_options(cls, secret_file: str | None, curve_dir: str | None) -> "Auth | None":
-        """From ``--auth-secret FILE`` / ``--auth-curve DIR`` (at most one); ``None`` when neither."""
+        """From a shared secret's file ``secret_file`` or a CURVE key folder ``curve_dir`` (at most one);
+        ``None`` when neither. An unusable one raises :class:`AuthError` naming it."""
         if secret_file and curve_dir:
-            raise ControlError("give --auth-secret or --auth-curve, not both")
+            raise AuthError("curve_dir", "give secret_file or curve_dir, not both")
         if secret_file:
-            return cls(secret=read_secret(secret_file))
+            try:
+                return cls(secret=read_secret(secret_file))
+            except AuthError as exc:
+                raise AuthError("secret_file", exc.problem) from None
         if curve_dir:
             folder = Path(curve_dir)
             if not folder.is_dir():
-                raise ControlError(f"--auth-curve {folder}: not a folder")
+                raise AuthError("curve_dir", f"{folder}: not a folder")
             return cls(curve_dir=folder)
         return None
 
@@ -93,20 +102,20 @@ class Auth:
 
 
 def read_secret(path: str | os.PathLike[str]) -> bytes:
-    """The shared secret in ``path``: 16 to 255 bytes, in a file no one but its owner can read."""
+    """The shared secret in ``path``: 16 to 255 bytes, in a file no one but its owner can read; otherwise
+    :class:`AuthError` of ``path``."""
     p = Path(path)
     try:
         st = p.stat()
         data = p.read_bytes()[: MAX_SECRET_BYTES + 1]
     except OSError as exc:
-        raise ControlError(f"--auth-secret {p}: cannot read ({exc.strerror or exc})") from None
+        raise AuthError("path", f"{p}: cannot read ({exc.strerror or exc})") from None
     if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise ControlError(f"--auth-secret {p}: readable by others (mode {stat.S_IMODE(st.st_mode):o}); "
-                           f"chmod 600 {p}")
+        raise AuthError("path", f"{p}: readable by others (mode {stat.S_IMODE(st.st_mode):o}); chmod 600 {p}")
     secret = data.strip()
     if not (MIN_SECRET_BYTES <= len(secret) <= MAX_SECRET_BYTES):
-        raise ControlError(f"--auth-secret {p}: the secret must be {MIN_SECRET_BYTES} to {MAX_SECRET_BYTES} "
-                           f"bytes, got {len(secret)}")
+        raise AuthError("path", f"{p}: the secret must be {MIN_SECRET_BYTES} to {MAX_SECRET_BYTES} bytes, got "
+                                f"{len(secret)}")
     return secret
 
 
@@ -169,7 +178,7 @@ class ServerSecurity:
             self.keys = _certificate(auth.curve_dir / "server.key_secret", secret=True)
             clients = auth.curve_dir / "clients"
             if not clients.is_dir() or not any(clients.glob("*.key")):
-                raise ControlError(f"--auth-curve {auth.curve_dir}: no admitted client keys in {clients}/*.key")
+                raise AuthError("curve_dir", f"{auth.curve_dir}: no admitted client keys in {clients}/*.key")
         self.authenticator: Any = ThreadAuthenticator(self.context)
         self.authenticator.start()
         if auth.curve_dir is not None:

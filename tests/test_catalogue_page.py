@@ -45,8 +45,9 @@ def test_choosing_switches_refuses_bad_input_with_one_message():
     entries = load_catalogue()["entries"]
     with pytest.raises(UsageError):
         select_entries(entries, "no-such-switch-anywhere", None)
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError) as refused:
         select_entries(entries, None, 0)
+    assert getattr(refused.value, "parameter", None) == "only"
     assert [e["name"] for e in select_entries(entries, "GATERON brown", None)] == \
         [e["name"] for e in entries if "gateron-brown" in e["name"].lower()]
 

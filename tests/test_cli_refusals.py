@@ -32,7 +32,7 @@ def test_a_command_group_without_its_subcommand_says_so_on_stderr(group: str, ca
     (["demo", "--sweep-seconds", "2", "--out", "/proc/dm"], "cannot create the folder"),
     (["demo", "--sweep-seconds", "2", "--out", "{tmp}/dm", "--seed", "-1"], "--seed"),
     (["library", "build", CAPTURE, "-o", "{tmp}/lib", "--dask", "garbage"], "not a scheduler address"),
-    (["library", "build", CAPTURE, "-o", "{tmp}/lib", "--jobs", "100000"], "--jobs must be from 1"),
+    (["library", "build", CAPTURE, "-o", "{tmp}/lib", "--jobs", "100000"], "--jobs: must be from 1"),
     (["probe", "linear-switch", "-o", "{tmp}/q.csv", "--excitation", "multisine", "--duration", "0.5",
       "--band-hz", "1", "1e9"], "above 1000 Hz"),
     (["bench", "identify", "--repeat", "1", "--samples", "1000000000"], "--samples must be from 1000"),

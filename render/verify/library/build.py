@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from hapticam.errors import DependencyMissingError, UsageError
+from hapticam.errors import DependencyMissingError, ParameterError
 from hapticam.fileio import make_output_folder
 from hapticam.progress import bar, step
 from hapticam.render.verify.library.catalogue import write_index
@@ -140,9 +140,9 @@ class _executor:
 
     def __init__(self, jobs: int | None, dask: str | None) -> None:
         if jobs is not None and not 1 <= jobs <= MAX_JOBS:
-            raise UsageError(f"--jobs must be from 1 to {MAX_JOBS}, got {jobs}")
+            raise ParameterError("jobs", f"must be from 1 to {MAX_JOBS}, got {jobs}")
         if dask and not DASK_ADDRESS.match(dask):
-            raise UsageError(f"--dask {dask}: not a scheduler address like tcp://HOST:8786")
+            raise ParameterError("dask", f"{dask}: not a scheduler address like tcp://HOST:8786")
         self.jobs = jobs or os.cpu_count() or 1
         self.dask = dask
         self._pool: Any = None
@@ -163,12 +163,13 @@ class _executor:
             try:
                 from dask.distributed import Client, as_completed
             except ImportError as exc:
-                raise DependencyMissingError("--dask needs dask.distributed (pip install 'hapticam[dask]')") from exc
+                raise DependencyMissingError("building on a Dask cluster needs dask.distributed "
+                                             "(pip install 'hapticam[dask]')") from exc
             try:
                 with step(f"library: connecting to the Dask scheduler at {self.dask}"):
                     self._pool = Client(self.dask, timeout="10s")
             except (OSError, TimeoutError, ValueError) as exc:
-                raise UsageError(f"--dask {self.dask}: cannot reach the scheduler ({exc})") from exc
+                raise ParameterError("dask", f"{self.dask}: cannot reach the scheduler ({exc})") from exc
             return self._pool.submit, as_completed
         if self.jobs == 1:
             return _InlineFuture, iter

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hapticam.errors import UsageError
+from hapticam.errors import UsageError, parameters_as_flags
 from hapticam.fileio import json_safe
 from hapticam.render.verify.library.search import BOUNDS, KINDS, MAX_HEAVIER_PERCENT
 
@@ -40,12 +40,20 @@ def add_wish_options(p: argparse.ArgumentParser, *, scaling: bool) -> None:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
+#: the parameters of :func:`~hapticam.render.verify.library.search.make_wish` said as the wish options
+WISH_FLAGS = {"lighter": "--lighter", "heavier": "--heavier"}
+
+
 def wish_of(args: argparse.Namespace) -> Any:
     """The :class:`~hapticam.render.verify.library.search.Wish` the parsed options say."""
     from hapticam.render.verify.library.search import make_wish
 
+    lighter, heavier = getattr(args, "lighter", None), getattr(args, "heavier", None)
+    if lighter is not None and heavier is not None:
+        raise UsageError("--lighter and --heavier: give one of them")
     bounds = {o: (getattr(args, f"{o}_above"), getattr(args, f"{o}_below")) for o in BOUNDS}
-    return make_wish(args.kind, getattr(args, "lighter", None), getattr(args, "heavier", None), bounds)
+    with parameters_as_flags(WISH_FLAGS):
+        return make_wish(args.kind, lighter, heavier, bounds)
 
 
 def entries_of(library: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:

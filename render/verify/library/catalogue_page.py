@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hapticam.errors import UsageError
+from hapticam.errors import ParameterError, UsageError
 from hapticam.fileio import atomic_write_text
 from hapticam.render.verify.library.entry import ACTUATION_TRAVEL_M, kind_of
 from hapticam.render.verify.library.page import COLUMNS, Column, credits_html, header_cells, legend_items
@@ -116,7 +116,7 @@ def select_entries(entries: list[dict[str, Any]], name: str | None, only: int | 
     from hapticam.render.verify.library.switches import key_of
 
     if only is not None and only < 1:
-        raise UsageError(f"--only must be >= 1, got {only}")
+        raise ParameterError("only", f"must be >= 1, got {only}")
     chosen = [e for e in entries if not name or key_of(name) in key_of(str(e.get("name", "")))]
     if not chosen:
         raise UsageError(f"no switch of the catalogue has {name!r} in its name")

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from hapticam.errors import UsageError, missing_subcommand
+from hapticam.errors import UsageError, missing_subcommand, parameters_as_flags
 from hapticam.fileio import json_safe
 from hapticam.render.verify.library.reference import features_and_curve_of, features_of  # noqa: F401 (api)
 
@@ -117,6 +117,10 @@ def _register_catalogue(lsub: argparse._SubParsersAction) -> None:
     pg.set_defaults(func=_cmd_page)
 
 
+#: the parameters of the library's build and page functions said as ``library build|page``'s flags
+LIBRARY_FLAGS = {"jobs": "--jobs", "dask": "--dask", "only": "--only"}
+
+
 def _cmd_build(args: argparse.Namespace) -> int:
     from hapticam.render.verify.library.build import build_library
 
@@ -126,8 +130,9 @@ def _cmd_build(args: argparse.Namespace) -> int:
         raise UsageError("library build needs CAPTURE... and -o LIBRARY_DIR (or --catalogue)")
     if args.work:
         raise UsageError("--work is for --catalogue builds")
-    report = build_library(args.captures, args.output, jobs=args.jobs, dask=args.dask,
-                           retry_failed=args.retry_failed, quiet=args.quiet or args.json)
+    with parameters_as_flags(LIBRARY_FLAGS):
+        report = build_library(args.captures, args.output, jobs=args.jobs, dask=args.dask,
+                               retry_failed=args.retry_failed, quiet=args.quiet or args.json)
     data = {"library": args.output, "done": report.done, "failed": report.failed, "skipped": report.skipped,
             "entries": report.entries, "failures": [{"capture": c, "reason": r} for c, r in report.failures],
             "duplicates": [{"capture": c, "same_as": first} for c, first in report.duplicates]}
@@ -150,8 +155,9 @@ def _cmd_build_catalogue(args: argparse.Namespace) -> int:
 
     if args.captures:
         raise UsageError("--catalogue builds from the shipped captures: give no CAPTURE")
-    result = build_catalogue(args.output, args.work, jobs=args.jobs, dask=args.dask, retry_failed=args.retry_failed,
-                             quiet=args.quiet or args.json)
+    with parameters_as_flags(LIBRARY_FLAGS):
+        result = build_catalogue(args.output, args.work, jobs=args.jobs, dask=args.dask,
+                                 retry_failed=args.retry_failed, quiet=args.quiet or args.json)
     report = result.build
     data = {"catalogue": str(result.catalogue), "work": str(result.work), "switches": result.switches,
             "verified": result.verified, "done": report.done, "failed": report.failed, "skipped": report.skipped,
@@ -171,7 +177,8 @@ def _cmd_page(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
-    report = build_catalogue_page(args.output, name=args.name, only=args.only, jobs=args.jobs)
+    with parameters_as_flags(LIBRARY_FLAGS):
+        report = build_catalogue_page(args.output, name=args.name, only=args.only, jobs=args.jobs)
     print(f"{report.page}: {report.switches} switches, {report.plots} plots, {report.seconds:.1f} s")
     return 0
 

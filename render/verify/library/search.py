@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hapticam.errors import UsageError
+from hapticam.errors import ParameterError, UsageError
 from hapticam.render.verify.library.catalogue import key_distance
 from hapticam.render.verify.library.entry import kind_of
 
@@ -69,32 +69,35 @@ class Wish:
         return ", ".join(parts)
 
 
-def percent(text: str, option: str) -> float:
-    """``"20%"`` or ``"20"`` as 20.0; one :class:`~hapticam.errors.UsageError` otherwise."""
+def percent(text: str, parameter: str) -> float:
+    """``"20%"`` or ``"20"`` as 20.0 (percent); otherwise one :class:`~hapticam.errors.ParameterError`
+    naming ``parameter``."""
     try:
         value = float(str(text).strip().rstrip("%").strip())
     except ValueError:
-        raise UsageError(f"{option} takes a percentage such as 20%, got {text!r}") from None
+        raise ParameterError(parameter, f"takes a percentage such as 20%, got {text!r}") from None
     if not 0.0 < value < float("inf"):
-        raise UsageError(f"{option} must be a positive percentage, got {text!r}")
+        raise ParameterError(parameter, f"must be a positive percentage, got {text!r}")
     return value
 
 
 def make_wish(kind: str | None = None, lighter: str | None = None, heavier: str | None = None,
               bounds: dict[str, tuple[float | None, float | None]] | None = None) -> Wish:
-    """A :class:`Wish` from the options as typed (``bounds``: option NAME -> (above, below) in its unit)."""
+    """A :class:`Wish` from the options as typed (``lighter``, ``heavier``: percent such as ``"20%"``;
+    ``bounds``: option NAME -> (above, below) in its unit). A bad ``lighter`` or ``heavier`` raises a
+    :class:`~hapticam.errors.ParameterError` naming it."""
     if lighter is not None and heavier is not None:
-        raise UsageError("--lighter and --heavier: give one of them")
+        raise ParameterError("heavier", "give lighter or heavier, not both")
     factor = 1.0
     if lighter is not None:
-        p = percent(lighter, "--lighter")
+        p = percent(lighter, "lighter")
         if p >= 100.0:
-            raise UsageError(f"--lighter must be under 100%, got {lighter!r}")
+            raise ParameterError("lighter", f"must be under 100%, got {lighter!r}")
         factor = 1.0 - p / 100.0
     if heavier is not None:
-        p = percent(heavier, "--heavier")
+        p = percent(heavier, "heavier")
         if p > MAX_HEAVIER_PERCENT:
-            raise UsageError(f"--heavier must be at most {MAX_HEAVIER_PERCENT:g}%, got {heavier!r}")
+            raise ParameterError("heavier", f"must be at most {MAX_HEAVIER_PERCENT:g}%, got {heavier!r}")
         factor = 1.0 + p / 100.0
     si: dict[str, tuple[float | None, float | None]] = {}
     for option, (above, below) in (bounds or {}).items():
