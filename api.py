@@ -30,7 +30,7 @@ from hapticam.errors import UsageError
 
 if TYPE_CHECKING:
     from hapticam.capture import Capture
-    from hapticam.devices.physics import Target
+    from hapticam.world.physics import Target
     from hapticam.models.base import Model
     from hapticam.render.session import SessionReport
 
@@ -42,7 +42,7 @@ ROTARY_EXCITATIONS = ("spin-down", "turns")
 
 def targets() -> dict[str, str]:
     """The simulated physical targets :func:`probe` takes, by name, each with a one-line description."""
-    from hapticam.devices.targets import describe
+    from hapticam.world.targets import describe
 
     return describe()
 
@@ -60,7 +60,7 @@ def probe(target: str | Target, excitation: str = "sweep", *, duration_s: float 
     excitation : str
         ``sweep`` (a 1-4 Hz linear swept sine, 90 s), ``sine``, ``triangle`` (one slow press and
         release, 4 s), ``multisine``, ``step``; a rotary target: ``spin-down`` or ``turns``
-        (:func:`hapticam.devices.excitations.make_excitation` gives each one's defaults).
+        (:func:`hapticam.world.excitations.make_excitation` gives each one's defaults).
     duration_s : float, optional
         Length of the excitation (s).
     range_m : (float, float), optional
@@ -80,10 +80,10 @@ def probe(target: str | Target, excitation: str = "sweep", *, duration_s: float 
         ``t_s``, ``x_m``, ``f_N`` as measured (force the probe applies along +x), with the target,
         excitation and probe settings in its metadata.
     """
-    from hapticam.devices.excitations import make_excitation
-    from hapticam.devices.physics import Target
-    from hapticam.devices.probe import probe as probe_target
-    from hapticam.devices.targets import get_target
+    from hapticam.world.excitations import make_excitation
+    from hapticam.world.physics import Target
+    from hapticam.world.probe import probe as probe_target
+    from hapticam.world.targets import get_target
 
     if isinstance(target, Target):
         if parameters:
@@ -178,8 +178,8 @@ def library_nearest(library: str | os.PathLike[str], query: str | os.PathLike[st
     ``query`` (a model file, ``example:NAME``, a capture, or a library entry ``DIR/NAME``): pairs of the
     perceptual distance (in just-noticeable differences: the features' and, where both keys have one, the
     force curves', as ``library nearest`` ranks) and the entry of ``index.json``, nearest first."""
-    from hapticam.render.verify.library.catalogue import load_index, nearest
-    from hapticam.render.verify.library.reference import features_and_curve_of
+    from hapticam.library.catalogue import load_index, nearest
+    from hapticam.library.reference import features_and_curve_of
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise UsageError(f"library nearest: n must be a whole number >= 1, got {n!r}")
@@ -193,8 +193,8 @@ def library_compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> dic
     ``DIR/NAME``), as ``hapticam library compare --json`` reports it: ``distance_jnd`` (perceptual
     distance), ``differences_jnd`` (each feature's A less B in JND units), ``noticeable`` (what a person
     would notice, largest first, read as A against B) and both keys' features (SI units)."""
-    from hapticam.render.verify.library.catalogue import compare, differences, distance
-    from hapticam.render.verify.library.reference import features_of
+    from hapticam.library.catalogue import compare, differences, distance
+    from hapticam.library.reference import features_of
 
     name_a, fa = features_of(os.fspath(a))
     name_b, fb = features_of(os.fspath(b))

@@ -1,13 +1,13 @@
 """Shared parts of the interactive windows: a finger on the simulated device, scripted input, layout.
 
 The windows never integrate physics of their own: a :class:`FingerRig` is a
-:class:`~hapticam.devices.sim.SimulatedDevice` with a finger at its handle and a
+:class:`~hapticam.world.sim.SimulatedDevice` with a finger at its handle and a
 :class:`~hapticam.render.loop.ServoLoop` on the simulated clock. Each frame advances the loop by the
 frame's share of servo ticks (1000 Hz x 1/60 s: 16 or 17 ticks), so what the window shows is the real
 render loop (compiled step, safety layer, device physics) at its own rate.
 
 The finger is the simulator's position user, ``f_user = k_f (x_target - x) - b_f v`` (see
-:mod:`hapticam.devices.users`), whose reference table is two rows long: past the table's end the
+:mod:`hapticam.world.users`), whose reference table is two rows long: past the table's end the
 simulator holds the last value with zero rate, so writing the target into the table in place moves the
 finger's target from one tick to the next without rebuilding the user or resetting the device.
 """
@@ -22,13 +22,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from hapticam.devices.sim import SimParams, SimulatedDevice
-from hapticam.devices.users import GRID_DT_S, MODE_POSITION, User
+from hapticam.world.sim import SimParams, SimulatedDevice
+from hapticam.world.users import GRID_DT_S, MODE_POSITION, User
 from hapticam.errors import DependencyMissingError, UsageError
 from hapticam.models.base import Model
 from hapticam.models.composite import EndStops
 from hapticam.models.contact import Contact
-from hapticam.models.hybrid_key import HybridKey
+from hapticam.models.hybrid_key.model import HybridKey
 from hapticam.models.impedance import SegmentedImpedance
 from hapticam.models.kernels import model_force
 from hapticam.render.loop import LoopConfig, ServoLoop

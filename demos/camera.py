@@ -59,9 +59,9 @@ class CameraRun:
 
 
 def _probe_capture(target_name: str, kind: str, seed: int, duration_s: float | None = None):
-    from hapticam.devices.excitations import make_excitation
-    from hapticam.devices.probe import ProbeSpec, simulate
-    from hapticam.devices.targets import get_target
+    from hapticam.world.excitations import make_excitation
+    from hapticam.world.probe import ProbeSpec, simulate
+    from hapticam.world.targets import get_target
     from hapticam.capture import Capture
 
     target = get_target(target_name)
@@ -79,7 +79,7 @@ def run_camera(target: str = DEFAULT_TARGET, *, capture_path: str | Path | None 
     A stage that raises leaves nothing behind: ``out_dir`` is left as it was, or absent (:func:`_staged`)."""
     capture = None
     if capture_path is None:
-        from hapticam.devices.targets import get_target
+        from hapticam.world.targets import get_target
 
         if getattr(get_target(target), "axis", "linear") == "rotary":
             raise ParameterError("target", f"{target}: a rotary target (angles, torques); the demo identifies "
@@ -215,7 +215,7 @@ def _stage_identify(result: CameraRun, work: Path, split: Any, say: Callable[[st
     """2. identify a segmented impedance model (passive) and write it; return the fit and the split it
     holds to (the whole capture, a training fit, when its training part cannot be identified)."""
     from hapticam.demos.capture_split import unsplit
-    from hapticam.identify.impedance_fit import identify_impedance
+    from hapticam.identify.impedance.fit import identify_impedance
 
     t0 = time.perf_counter()
     with step("[2/4] identifying a segmented impedance model (EWLS, passive fit)", compiles="the estimators",

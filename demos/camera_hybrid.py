@@ -1,7 +1,7 @@
 """The haptic camera for a key with a hammer in flight: probe -> identify hybrid-key -> render -> verify.
 
 A segmented impedance model cannot hold a hammer's flight, so for the piano-like targets the demo probes
-the excitations the hybrid key's identification needs (:mod:`hapticam.identify.hybrid.key_fit`), at
+the excitations the hybrid key's identification needs (:mod:`hapticam.identify.hybrid_key.fit`), at
 10 kHz: a slow press and release past let-off onto the keybed, strokes at graded speeds, an oscillation
 below let-off and a swept sine; identifies the ``hybrid-key`` model (coupled to the handle for the
 simulated device at 1 kHz) and verifies it against a held-out slow press and release. Each stage says on
@@ -24,8 +24,8 @@ HYBRID_COMPILE_S = 30.0
 
 
 def _excitations(target: Any) -> list[tuple[str, Any]]:
-    from hapticam.devices.excitations import make_excitation
-    from hapticam.devices.piano_key import KeyStrokes
+    from hapticam.world.excitations import make_excitation
+    from hapticam.world.piano_key import KeyStrokes
 
     lo, hi = target.probe_range_m()
     let_off = getattr(target, "let_off_m", getattr(target, "letoff_m", 0.8 * hi))
@@ -40,11 +40,11 @@ def probe_and_identify(result: Any, work: Path, target_name: str, seed: int, say
     return the model, or None (the stage's failure is recorded in ``result``) when the captures do not fit
     the hybrid key."""
     from hapticam.capture_io import save_capture
-    from hapticam.devices.probe import probe
-    from hapticam.devices.targets import get_target
-    from hapticam.identify.hybrid.key_fit import identify_hybrid_key
+    from hapticam.world.probe import probe
+    from hapticam.world.targets import get_target
+    from hapticam.identify.hybrid_key.fit import identify_hybrid_key
     from hapticam.models.files import make_provenance, save_model
-    from hapticam.devices.sim import SimParams
+    from hapticam.world.sim import SimParams
     from hapticam.identify.transients import identify_transients
 
     t0 = time.perf_counter()

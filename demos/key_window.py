@@ -35,12 +35,12 @@ import numpy as np
 from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, Script, ScriptPlayer,
                                     frame_ticks, model_bottom_m, nice_ceil, require_pygame, run_loop, static_curves,
                                     text)
-from hapticam.devices.users import (FINGER_DAMPING_N_S_PER_M, FINGER_STIFFNESS_N_PER_M, PROBE_DAMPING_N_S_PER_M,
+from hapticam.world.users import (FINGER_DAMPING_N_S_PER_M, FINGER_STIFFNESS_N_PER_M, PROBE_DAMPING_N_S_PER_M,
                                     PROBE_STIFFNESS_N_PER_M)
 from hapticam.errors import HapticError
 from hapticam.models.base import Model
 from hapticam.models.files import load_model
-from hapticam.models.hybrid_key import HybridKey
+from hapticam.models.hybrid_key.model import HybridKey
 
 EXAMPLES = ("example:linear-key", "example:tactile-key", "example:piano-key")
 SIZE = (960, 600)

@@ -1,9 +1,9 @@
 """Interactive knob window: the mouse turns a virtual knob rendered by the real servo loop.
 
 A rotary model (``axis: rotary`` in its model file: rad, N m) is played on the simulated rotary device
-(``sim:rotary``, :data:`~hapticam.devices.sim.ROTARY_PARAMS`) by :class:`~hapticam.demos._window.FingerRig`:
+(``sim:rotary``, :data:`~hapticam.world.sim.ROTARY_PARAMS`) by :class:`~hapticam.demos._window.FingerRig`:
 the hand is the simulator's position user in rad, the grip of the scripted turning hand
-(:data:`~hapticam.devices.sim.HAND_GRIP_NM_PER_RAD` N m/rad, :data:`~hapticam.devices.sim.HAND_GRIP_NMS_PER_RAD`
+(:data:`~hapticam.world.sim.HAND_GRIP_NM_PER_RAD` N m/rad, :data:`~hapticam.world.sim.HAND_GRIP_NMS_PER_RAD`
 N m s/rad), and the loop runs each frame's share of 1 kHz ticks on the simulated clock. Hold the left mouse
 button on the dial panel: the mouse's bearing from the dial's centre (clockwise from the top, rad) is the
 hand's target angle, clamped to the model's angle range (its angle table's, else +-1 rad). With the button
@@ -37,7 +37,7 @@ import numpy as np
 
 from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, Script, ScriptPlayer, draw_axes,
                                     frame_ticks, nice_ceil, require_pygame, run_loop, static_curves, text)
-from hapticam.devices.sim import HAND_GRIP_NM_PER_RAD, HAND_GRIP_NMS_PER_RAD, ROTARY_PARAMS
+from hapticam.world.sim import HAND_GRIP_NM_PER_RAD, HAND_GRIP_NMS_PER_RAD, ROTARY_PARAMS
 from hapticam.errors import HapticError
 from hapticam.models.base import Model
 from hapticam.models.composite import Composite

@@ -3,7 +3,7 @@
 Seed 000 section 1: "A key-press accelerates the hammer toward the string and the appropriately placed
 keybed causes a launch (release, or transition into free-flight) of the hammer before hammer/string
 impact begins. After hammer/string interaction, the hammer lands back on the key." The window renders
-:class:`~hapticam.models.hybrid_key.HybridKey` (default ``example:piano-key``) through the servo loop on
+:class:`~hapticam.models.hybrid_key.model.HybridKey` (default ``example:piano-key``) through the servo loop on
 the simulated device, pressed by a firm finger (users.py's scripted-probe spring) that follows the mouse
 (hold the left button) or a scripted keystroke (space bar). It draws the key lever, the jack or
 backcheck (the drive point), the hammer at its height from the kernel's state, the string, the mode
@@ -30,10 +30,10 @@ import numpy as np
 
 from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, Script, ScriptPlayer,
                                     draw_axes, frame_ticks, require_pygame, run_loop, text)
-from hapticam.devices.users import PROBE_DAMPING_N_S_PER_M, PROBE_STIFFNESS_N_PER_M
+from hapticam.world.users import PROBE_DAMPING_N_S_PER_M, PROBE_STIFFNESS_N_PER_M
 from hapticam.errors import HapticError, UsageError
 from hapticam.models.files import load_model
-from hapticam.models.hybrid_key import FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_STRING, HybridKey
+from hapticam.models.hybrid_key.model import FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_STRING, HybridKey
 
 SIZE = (960, 600)
 TRACE_S = 2.0

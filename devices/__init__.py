@@ -1,1 +1,2 @@
-"""Device adapters behind one interface: simulated device, simulated probe and targets, Phantom/Touch."""
+"""Device adapters behind one interface (Phantom/Touch, the serial protocol, a remote device) and the emulators
+of their interfaces; the simulated device, targets and probe are in :mod:`hapticam.world`."""

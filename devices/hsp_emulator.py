@@ -3,8 +3,8 @@
 :func:`build_emulator` compiles the C source with the system compiler; :class:`HspEmulator` starts it as a
 subprocess on the master side of a fresh pseudo-terminal (raw mode) and hands out the slave's path, the
 "serial port" :class:`~hapticam.devices.serial_device.SerialDevice` opens. The plant takes the simulated
-device's parameters (:class:`~hapticam.devices.sim.SimParams`) and scripted user
-(:class:`~hapticam.devices.users.User`), so a rendering on the emulator compares with the simulator.
+device's parameters (:class:`~hapticam.world.sim.SimParams`) and scripted user
+(:class:`~hapticam.world.users.User`), so a rendering on the emulator compares with the simulator.
 Faults are the emulator's command-line flags (``drop_every``, ``corrupt_every``, ``late_every`` with
 ``late_us``, ``silence_at_ms`` with ``silence_ms``, ``unplug_at_ms``, ``slow_us``: every frame after ENABLE
 takes that many us to handle); ``reported`` makes the firmware state
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.devices.sim import SimParams
-from hapticam.devices.users import User
+from hapticam.world.sim import SimParams
+from hapticam.world.users import User
 from hapticam.errors import DeviceError
 
 EMULATOR_SOURCE = Path(__file__).resolve().parent / "emulators" / "hsp_emu.c"

@@ -4,8 +4,8 @@ OpenHaptics' device library in tests and ``hapticam bench render --device phanto
 :func:`build_hd_emulator` compiles the C source with the system compiler into a folder of its own as
 ``libHD.so`` (soname ``libHD.so``), once per source version. :class:`HdEmulator` loads it (globally, so
 the Phantom adapter and pyOpenHaptics use the same object) and sets the plant from the simulated
-device's parameters (:class:`~hapticam.devices.sim.SimParams`) and scripted user
-(:class:`~hapticam.devices.users.User`), so a rendering on the emulator compares with the simulator;
+device's parameters (:class:`~hapticam.world.sim.SimParams`) and scripted user
+(:class:`~hapticam.world.users.User`), so a rendering on the emulator compares with the simulator;
 it injects faults and reads the emulator's per-frame log and counters. One emulator per process (it is
 a shared library): :meth:`HdEmulator.configure` resets it between runs.
 """
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.devices.sim import SimParams
-from hapticam.devices.users import User
+from hapticam.world.sim import SimParams
+from hapticam.world.users import User
 from hapticam.errors import DeviceError
 
 EMULATOR_SOURCE = Path(__file__).resolve().parent / "emulators" / "hd_emu.c"

@@ -26,7 +26,7 @@ from hapticam.plugins import DEVICE_GROUP, load_class, plugins
 
 #: device name -> ("module:Class", pip extra that provides its driver or "")
 ADAPTERS: dict[str, tuple[str, str]] = {
-    "sim": ("hapticam.devices.sim:SimulatedDevice", ""),
+    "sim": ("hapticam.world.sim:SimulatedDevice", ""),
     "serial": ("hapticam.devices.serial_device:SerialDevice", "serial"),
     "zmq": ("hapticam.devices.remote:RemoteDevice", ""),
     "phantom": ("hapticam.devices.phantom:PhantomDevice", "phantom"),

@@ -2,7 +2,7 @@
 
 :func:`serve_device` binds a REP socket (loopback, where any local user can connect, or ``ipc://``; another
 interface only with ``allow_network=True``; ``hapticam device serve`` binds by default where only its user
-can connect: :mod:`hapticam.devices.serve_cli`), takes messages of at most ``SERVE_MAX_MESSAGE_BYTES`` (a
+can connect: :mod:`hapticam.commands.serve`), takes messages of at most ``SERVE_MAX_MESSAGE_BYTES`` (a
 larger one drops its client) and answers, one request at a time:
 
 - msgpack ``{"op": "hello", "protocol": 1, "rate_hz": R}`` -> ``{"ok": true, "protocol": 1, "spec": {...},

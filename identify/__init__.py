@@ -4,9 +4,9 @@ Captures themselves (:class:`~hapticam.capture.Capture`, :mod:`hapticam.capture_
 they are re-exported here for convenience.
 
 - :mod:`~hapticam.identify.preprocess`: zero-phase derivatives, direction of travel, position sorting
-- :mod:`~hapticam.identify.ewls`: :class:`EWLS` and :func:`ewls_fit` (seed 001 Table 1)
-- :mod:`~hapticam.identify.segmentation`: optimal constant/linear segmentation
-- :mod:`~hapticam.identify.impedance_fit`: :func:`identify_impedance` -> :class:`ImpedanceFit`
+- :mod:`~hapticam.identify.impedance.ewls`: :class:`EWLS` and :func:`ewls_fit` (seed 001 Table 1)
+- :mod:`~hapticam.identify.impedance.segmentation`: optimal constant/linear segmentation
+- :mod:`~hapticam.identify.impedance.fit`: :func:`identify_impedance` -> :class:`ImpedanceFit`
 - :mod:`~hapticam.identify.metrics`: :func:`fit_percent` (seed 003 eq. 53), RMS and max error
 """
 
@@ -18,8 +18,8 @@ _EXPORTS = {
     "Capture": "hapticam.capture",
     "load_capture": "hapticam.capture_io",
     "save_capture": "hapticam.capture_io",
-    "EWLS": "hapticam.identify.ewls",
-    "ewls_fit": "hapticam.identify.ewls",
+    "EWLS": "hapticam.identify.impedance.ewls",
+    "ewls_fit": "hapticam.identify.impedance.ewls",
     "fit_percent": "hapticam.identify.metrics",
     "fit_report": "hapticam.identify.metrics",
     "max_error": "hapticam.identify.metrics",

@@ -4,9 +4,9 @@ After Kuchenbecker, Fiene & Niemeyer, "Improving contact realism through event-b
 (2006): at an impact of speed ``v`` the rendering adds ``F(t) = g v exp(-t / tau) sin(2 pi f t)``. The pulse
 adds what the capture holds at an impact beyond the model's own force, so all is read in the residual:
 
-1. replay: each capture's motion (prepared as :func:`~hapticam.identify.hybrid.key_params.prepare` does)
+1. replay: each capture's motion (prepared as :func:`~hapticam.identify.hybrid_key.params.prepare` does)
    drives the model to be rendered at the capture's rate (its hybrid key through
-   :meth:`~hapticam.models.hybrid_key.HybridKey.simulate`, the rest through the compiled kernel): a key
+   :meth:`~hapticam.models.hybrid_key.model.HybridKey.simulate`, the rest through the compiled kernel): a key
    coupled to the handle gives a landing as a smooth thump, and the pulse adds only what that lacks. The
    replay gives the model's impacts (time, speed, kind: ``landing`` or ``string``);
 2. spikes: the residual above its running median over ``BASELINE_S`` (verify's local baseline) rising above
@@ -43,11 +43,11 @@ import numpy as np
 from scipy.ndimage import median_filter
 from scipy.optimize import least_squares
 
-from hapticam.identify.hybrid.key_fit import correlation_inflation
-from hapticam.identify.hybrid.key_params import prepare
+from hapticam.identify.hybrid_key.fit import correlation_inflation
+from hapticam.identify.hybrid_key.params import prepare
 from hapticam.models.base import Model
 from hapticam.models.composite import Composite
-from hapticam.models.hybrid_key import HybridKey
+from hapticam.models.hybrid_key.model import HybridKey
 from hapticam.models.transients import (DECAY_RANGE_S, EVENT_CODES, EVENT_NAMES, FREQUENCY_RANGE_HZ, GAIN_RANGE,
                                         Transient)
 

@@ -23,7 +23,7 @@ _EXPORTS = {
     "EndStops": "hapticam.models.composite",
     "Contact": "hapticam.models.contact",
     "Friction": "hapticam.models.friction",
-    "HybridKey": "hapticam.models.hybrid_key",
+    "HybridKey": "hapticam.models.hybrid_key.model",
     "ImpedanceTable": "hapticam.models.impedance",
     "SegmentedImpedance": "hapticam.models.impedance",
     "position_table": "hapticam.models.impedance",

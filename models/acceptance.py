@@ -28,7 +28,7 @@ from typing import Any
 import hapticam.models.composite  # noqa: F401  (the model kinds: importing a module registers its kinds)
 import hapticam.models.contact  # noqa: F401
 import hapticam.models.friction  # noqa: F401
-import hapticam.models.hybrid_key  # noqa: F401
+import hapticam.models.hybrid_key.model  # noqa: F401
 import hapticam.models.impedance  # noqa: F401
 from hapticam.errors import UsageError
 from hapticam.models.base import Model

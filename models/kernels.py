@@ -27,8 +27,8 @@ from hapticam.models.base import (FORCE_KERNEL, HEADER_FIELDS, KIND_CONTACT, KIN
 from hapticam.models.composite import end_stops_force
 from hapticam.models.contact import contact_force
 from hapticam.models.friction import friction_force
-from hapticam.models.hybrid_key_impact import hybrid_key_impact
-from hapticam.models.hybrid_key_kernel import hybrid_key_diag, hybrid_key_flags, hybrid_key_force
+from hapticam.models.hybrid_key.impact import hybrid_key_impact
+from hapticam.models.hybrid_key.kernel import hybrid_key_diag, hybrid_key_flags, hybrid_key_force
 from hapticam.models.impedance import impedance_force
 
 

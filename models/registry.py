@@ -53,7 +53,7 @@ BUILTIN_KINDS: dict[str, str] = {
     "segmented-impedance": "hapticam.models.impedance:SegmentedImpedance",
     "contact": "hapticam.models.contact:Contact",
     "friction": "hapticam.models.friction:Friction",
-    "hybrid-key": "hapticam.models.hybrid_key:HybridKey",
+    "hybrid-key": "hapticam.models.hybrid_key.model:HybridKey",
     "end-stops": "hapticam.models.composite:EndStops",
     "composite": "hapticam.models.composite:Composite",
 }

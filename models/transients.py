@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hapticam.errors import ModelValidationError
-from hapticam.models.hybrid_key_layout import EV_LANDING, EV_STRING
+from hapticam.models.hybrid_key.layout import EV_LANDING, EV_STRING
 from hapticam.models.validation import as_float, excerpt
 
 #: event kinds a transient may be attached to

@@ -1,8 +1,8 @@
 """The hardware adapters opened on their emulators, with a simulated user at the handle.
 
 ``with Emulated(name, user) as device:`` opens the adapter ``name`` on its emulator, whose plant is the
-simulated device's (:class:`hapticam.devices.sim.SimParams`, its defaults unless ``params`` is given) held
-by ``user`` (:class:`hapticam.devices.users.User`):
+simulated device's (:class:`hapticam.world.sim.SimParams`, its defaults unless ``params`` is given) held
+by ``user`` (:class:`hapticam.world.users.User`):
 
 - ``phantom``: the Phantom adapter on the HDAPI emulator ``libHD.so`` (built with the system's C compiler;
   needs pyOpenHaptics);
@@ -55,7 +55,7 @@ def emulator_problem(name: str) -> str | None:
 class Emulated:
     """``with Emulated(name, user) as device:`` the adapter ``name`` opened on its emulator (module notes).
 
-    ``params``: the emulated plant (:class:`~hapticam.devices.sim.SimParams`; None: its defaults);
+    ``params``: the emulated plant (:class:`~hapticam.world.sim.SimParams`; None: its defaults);
     ``options``: keyword arguments of the adapter's constructor (e.g. ``origin_mm``, ``resolution_m`` and
     ``apparent_mass_kg`` of the Phantom adapter, which HDAPI cannot report). After the block, ``emu`` is
     the emulator (phantom: its frame log)."""

@@ -5,7 +5,7 @@ Who can connect:
 - by default (:func:`default_endpoint`) only this user: the sockets are ``ipc://`` files in this user's
   private folder (``$XDG_RUNTIME_DIR/hapticam``, else ``hapticam-UID`` in the temporary folder; mode 0700,
   refused when it exists with another owner, other permissions, or as a link:
-  :func:`hapticam.devices.serve_cli.ensure_private_folder`);
+  :func:`hapticam.devices.ipc.ensure_private_folder`);
 - on an ``ipc://`` path given by name, whoever may enter its folders and open the file;
 - on a loopback ``tcp://`` address given by name, without credentials, any local user (the session
   says so when it starts: :func:`prepare_bind`);
@@ -37,7 +37,7 @@ from typing import Any
 
 import zmq
 
-from hapticam.devices.serve_cli import open_to_local_users, prepare_ipc, private_endpoint
+from hapticam.devices.ipc import open_to_local_users, prepare_ipc, private_endpoint
 from hapticam.errors import ControlError, ParameterError, UsageError
 
 PLAIN_USER = b"hapticam"
@@ -130,7 +130,7 @@ def require_loopback(address: str, what: str, auth: Auth | None = None) -> None:
 def prepare_bind(address: str, what: str, auth: Auth | None = None) -> str | None:
     """Before ``what`` (``telemetry``, ``control``) binds ``address``: refuse what :func:`require_loopback`
     refuses, make sure of the private folder of an ``ipc://`` endpoint in it and refuse one where another
-    server listens (:func:`hapticam.devices.serve_cli.prepare_ipc`). Returns a warning to show the user
+    server listens (:func:`hapticam.devices.ipc.prepare_ipc`). Returns a warning to show the user
     when any local user can connect (``tcp://`` without credentials), else ``None``."""
     require_loopback(address, what, auth)
     try:

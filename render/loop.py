@@ -29,7 +29,7 @@ import numpy as np
 
 from hapticam.devices.base import IO_SIZE, Device
 from hapticam.devices.registry import open_device
-from hapticam.devices.users import User, make_user, position_user
+from hapticam.world.users import User, make_user, position_user
 from hapticam.errors import ControlError, ModelValidationError, RenderError, UsageError
 from hapticam.models.base import CompiledModel, Model
 from hapticam.models.edit import set_path
@@ -473,8 +473,8 @@ def run_simulated(model: Model | CompiledModel, device: Device | Any = None,
     """Render ``model`` on a simulated device on a simulated clock and return every tick.
 
     ``device`` is a device with a simulated binding (its user is replaced by ``user``), or the
-    parameters of the registered ``"sim"`` adapter (:class:`hapticam.devices.sim.SimParams`; ``None``:
-    its defaults). ``user`` is a :class:`~hapticam.devices.users.User`, one of ``"press"``, ``"sine"``,
+    parameters of the registered ``"sim"`` adapter (:class:`hapticam.world.sim.SimParams`; ``None``:
+    its defaults). ``user`` is a :class:`~hapticam.world.users.User`, one of ``"press"``, ``"sine"``,
     ``"sweep"``, ``"finger"``, or a position trajectory ``(t_s, x_m)`` the handle is driven along
     (interpolated linearly, through the stiff scripted-user spring). ``duration_s`` defaults to the
     user's duration.

@@ -127,7 +127,7 @@ def load_for_device(model: Model | str | os.PathLike[str], device: str, axis: st
 def make_device(settings: RenderSettings) -> Device:
     """The render's device (not opened), with the simulated user at its handle."""
     from hapticam.devices.registry import device_class, device_from_spec
-    from hapticam.devices.users import make_user
+    from hapticam.world.users import make_user
 
     given = "axis" if settings.axis is not None else "origin_mm" if settings.origin_mm is not None else None
     if given and not device_class(str(settings.device).partition(":")[0]).renders_along_axis:

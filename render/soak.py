@@ -49,7 +49,7 @@ SWAP_MODEL = "example:linear-key"
 #: the friction beside the key in the second swap model (N): a tenth of a key's travel force, above the force JND
 SWAP_FRICTION_N = 0.05
 #: its Coulomb law's width (m/s): above F_c T / m = 1 mm/s on the simulated 50 g handle at 1 kHz, so the law
-#: does not flip sign from tick to tick at rest (:func:`hapticam.identify.hybrid.key_params.friction_width`)
+#: does not flip sign from tick to tick at rest (:func:`hapticam.identify.hybrid_key.params.friction_width`)
 SWAP_FRICTION_WIDTH_MPS = 2e-3
 SWAP_VARIANT_FILE = "linear-key-friction.yaml"
 #: the most the render's resident memory may grow over a soak (its largest sample while the loop ran, % of its
@@ -195,7 +195,7 @@ def run_soak(minutes: float, clients: int = 4, request_rate_hz: float = 100.0, o
     """Run the soak (module docstring) for ``minutes``, with the hostile peers when ``hostile``; returns
     the JSON-ready results."""
     from hapticam.devices.registry import open_device
-    from hapticam.devices.users import press
+    from hapticam.world.users import press
     from hapticam.models.files import load_model_only
     from hapticam.render.loop import LoopConfig
     from hapticam.render.session import RenderSession

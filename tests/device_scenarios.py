@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from hapticam.devices.sim import SimParams
-from hapticam.devices.users import finger, press, sine
+from hapticam.world.sim import SimParams
+from hapticam.world.users import finger, press, sine
 from hapticam.models.base import CompiledModel
 
 

@@ -4,8 +4,10 @@ Run as ``python -m tests.import_graph`` (from the repository root) to print ever
 violation; ``tests/test_architecture.py`` asserts there are none.
 
 Layers, low to high (docs/architecture.md, section Layers): ground (errors, captures, file helpers at
-the package root) < models < identify, devices < render core < render/verify < demos, root cli and the
-Python API's verbs (``api.py``). identify and devices do not import each other. An import counts
+the package root) < models < identify, devices and the simulated world < render core < render/verify <
+the library, demos and the Python API's verbs (``api.py``) < the commands (``commands/``: the command
+line, benches and reproductions, with the root cli that dispatches to them). identify imports neither devices
+nor the world, and neither of them imports identify. An import counts
 wherever it stands (module top or inside a function): a lazy import upward is still an arrow upward.
 """
 
@@ -25,19 +27,22 @@ LAYERS = {
     "hapticam.models": (1, "models"),
     "hapticam.identify": (2, "identify"),
     "hapticam.devices": (2, "devices"),
+    "hapticam.world": (2, "world"),
     "hapticam.render": (3, "render core"),
     "hapticam.render.verify": (4, "render/verify"),
+    "hapticam.library": (5, "library"),
     "hapticam.demos": (5, "demos"),
-    "hapticam.cli": (5, "cli"),
-    "hapticam.__main__": (5, "cli"),
+    "hapticam.commands": (6, "commands"),
+    "hapticam.cli": (6, "commands"),
+    "hapticam.__main__": (6, "commands"),
     "hapticam.api": (5, "api"),
 }
 #: Same-rank layers that must not import each other.
-SEPARATE = {("identify", "devices"), ("devices", "identify")}
+SEPARATE = {("identify", "devices"), ("devices", "identify"), ("identify", "world"), ("world", "identify")}
 #: Modules a layer must not import although they are below it: the render core drives any device through
 #: its binding and the registry, so the simulator is nothing special to it, and only render/verify
 #: (the comparison mode) stands on identify.
-FORBIDDEN = {"render core": ("hapticam.identify", "hapticam.devices.sim")}
+FORBIDDEN = {"render core": ("hapticam.identify", "hapticam.world.sim")}
 
 
 def module_name(path: Path) -> str:

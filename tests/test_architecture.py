@@ -26,8 +26,8 @@ def test_import_graph_has_no_cycle_and_no_upward_or_forbidden_import():
 def test_checker_sees_a_lazy_upward_import_a_cycle_and_a_forbidden_import():
     g = {"hapticam.models.a": {"hapticam.render.loop"},      # upward, even if imported inside a function
          "hapticam.devices.x": {"hapticam.devices.y"}, "hapticam.devices.y": {"hapticam.devices.x"},
-         "hapticam.render.loop": {"hapticam.identify.ewls"},
-         "hapticam.identify.ewls": set()}
+         "hapticam.render.loop": {"hapticam.identify.impedance.ewls"},
+         "hapticam.identify.impedance.ewls": set()}
     found = ig.violations(g)
     assert any(v.startswith("upward: hapticam.models.a") for v in found)
     assert any(v.startswith("cycle:") and "hapticam.devices.x" in v for v in found)

@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-import hapticam.identify.bench as bench
+import hapticam.commands.bench.identify as bench
 from conftest import SWITCH_DIR
 from hapticam.errors import UsageError
-from hapticam.identify.impedance_fit import predict_force
+from hapticam.identify.impedance.fit import predict_force
 from hapticam.models.files import load_model_only
 from terminal import Terminal
 
@@ -49,7 +49,7 @@ def test_captures_are_taken_from_files_and_folders_and_their_absence_is_said(tmp
 
 
 def test_missing_peers_get_one_install_hint(monkeypatch):
-    from hapticam.identify.contact.bench import bench_contact
+    from hapticam.commands.bench.contact import bench_contact
 
     for peer in ("padasip", "filterpy"):
         monkeypatch.setitem(sys.modules, peer, None)                # not installed

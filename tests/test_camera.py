@@ -15,7 +15,7 @@ import pytest
 
 from hapticam.cli import main
 from hapticam.demos.camera import _probe_capture
-from hapticam.identify.impedance_fit import identify_impedance
+from hapticam.identify.impedance.fit import identify_impedance
 from hapticam.render.verify import verify
 
 from conftest import SWITCH_DIR as SWITCHES
@@ -60,7 +60,7 @@ def test_demo_on_the_piano_action_identifies_a_hybrid_key_with_its_friction_and_
     through the hybrid key's identification to rendering and verification; what the hybrid key lacks is
     written beside it, at the action's ground truth."""
     from hapticam.demos.camera import run_camera
-    from hapticam.devices.targets import get_target
+    from hapticam.world.targets import get_target
     from hapticam.models.composite import Composite
     from hapticam.models.files import load_model
 
@@ -123,8 +123,8 @@ def test_held_out_features_of_the_hybrid_key_read_its_physics_not_the_landing_sp
     on the backcheck is a spike of tens of N over a sample; the features read the key's levels (travel
     stiffness k_r, the let-off force as the bump's peak and the hammer's weight through the lever as its
     drop), at the target's ground truth within the force JND."""
-    from hapticam.devices.probe import ProbeSpec
-    from hapticam.devices.targets import get_target
+    from hapticam.world.probe import ProbeSpec
+    from hapticam.world.targets import get_target
     from hapticam.identify.preprocess import prepare
     from hapticam.render.verify.features import Thresholds, fx_curves, key_features
 

@@ -12,10 +12,10 @@ import random
 
 import pytest
 
-from hapticam.render.verify.library.catalogue import FEATURES, curve_distance, distance, nearest
-from hapticam.render.verify.library.export import INDEX_DIGITS
-from hapticam.render.verify.library.search import sibling_groups, sibling_pairs, split_remeasured
-from hapticam.render.verify.library.switches import (CAPTURES_ARCHIVE, CATALOGUE_DIR, capture_members,
+from hapticam.library.catalogue import FEATURES, curve_distance, distance, nearest
+from hapticam.library.export import INDEX_DIGITS
+from hapticam.library.search import sibling_groups, sibling_pairs, split_remeasured
+from hapticam.library.switches import (CAPTURES_ARCHIVE, CATALOGUE_DIR, capture_members,
                                                      load_catalogue)
 
 from conftest import SWITCH_FILES
@@ -83,7 +83,7 @@ def test_three_switches_drawn_at_random_verify_again_from_their_captures(catalog
     from hapticam.capture_io import load_capture
     from hapticam.models.files import load_model_only
     from hapticam.render.verify.compare import verify
-    from hapticam.render.verify.library.entry import force_curve, perceptual_features
+    from hapticam.library.entry import force_curve, perceptual_features
 
     seed = int.from_bytes(os.urandom(4), "little")
     drawn = random.Random(seed).sample([e for e in catalogue["entries"] if e["status"] == "ok"], 3)
@@ -130,7 +130,7 @@ MISSES = {
         "features apart; the other way round it is first",
 }
 #: the sibling checks that missed when the switches were ranked over their features alone
-#: (:func:`~hapticam.render.verify.library.catalogue.distance`): 24 of 30 found each other
+#: (:func:`~hapticam.library.catalogue.distance`): 24 of 30 found each other
 MISSES_BY_FEATURES = {
     ("Durock-POM", "Durock-POM-2"), ("Durock-POM-2", "Durock-POM"),
     ("Alphakeys-Dusk-Panda-Remeasured", "Alphakeys-Dusk-Panda"),      # the bump's steepest drop, 400 against 800 N/m
@@ -147,7 +147,7 @@ def _neighbours(entry, entries, by_curve=True):
 
 def test_switches_measured_twice_find_their_sibling_among_their_three_nearest(catalogue):
     """Each of the 15 pairs, both ways, ranked over the features and along the force curves
-    (:func:`~hapticam.render.verify.library.catalogue.key_distance`): 27 of the 30 find the sibling; the 3
+    (:func:`~hapticam.library.catalogue.key_distance`): 27 of the 30 find the sibling; the 3
     that do not are :data:`MISSES`. Over the features alone 24 did (:data:`MISSES_BY_FEATURES`). Nothing
     in the distance is set from these pairs: the JNDs are the verification's and the two parts are added
     unweighted."""
@@ -172,8 +172,8 @@ def test_the_curve_distance_of_a_key_made_lighter_all_along_is_its_force_ratio_i
     the root mean square; points only one curve reaches do not count, and curves sharing none are infinitely
     far apart. Two keys with their curves are as far apart as the hypotenuse of their features' distance and
     their curves' distance; a key without its curve is compared over its features alone."""
-    from hapticam.render.verify.library.catalogue import key_distance
-    from hapticam.render.verify.library.search import scaled_curve
+    from hapticam.library.catalogue import key_distance
+    from hapticam.library.search import scaled_curve
 
     press, release = [None, 0.5, 1.0, 2.0, 3.0], [0.4, 0.8, 1.5, 2.5, None]
     a = {"step_m": 5e-5, "press_N": press, "release_N": release}

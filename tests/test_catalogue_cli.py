@@ -8,10 +8,10 @@ import json
 import pytest
 
 from hapticam.cli import main
-from hapticam.render.verify.library.catalogue import distance
-from hapticam.render.verify.library.entry import kind_of
-from hapticam.render.verify.library.search import FORCE_FEATURES
-from hapticam.render.verify.library.switches import CATALOGUE_DIR, load_catalogue
+from hapticam.library.catalogue import distance
+from hapticam.library.entry import kind_of
+from hapticam.library.search import FORCE_FEATURES
+from hapticam.library.switches import CATALOGUE_DIR, load_catalogue
 
 from conftest import SWITCH_DIR
 
@@ -115,7 +115,7 @@ def test_nearest_says_so_when_no_switch_meets_the_wish(capsys):
 def test_a_catalogue_build_lists_a_broken_capture_and_resumes(tmp_path):
     """Two real captures and one that cannot be read: three switches, one failed with its reason; a second
     run builds nothing again."""
-    from hapticam.render.verify.library.export import build_catalogue, pack_captures
+    from hapticam.library.export import build_catalogue, pack_captures
 
     src = tmp_path / "src"
     src.mkdir()

@@ -11,8 +11,8 @@ from urllib.parse import unquote
 import pytest
 
 from hapticam.errors import UsageError
-from hapticam.render.verify.library.catalogue_page import build_catalogue_page, select_entries
-from hapticam.render.verify.library.switches import CATALOGUE_DIR, load_catalogue
+from hapticam.library.catalogue_page import build_catalogue_page, select_entries
+from hapticam.library.switches import CATALOGUE_DIR, load_catalogue
 
 from headless_chromium import Chromium, find_chromium
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from hapticam.devices import base as io_layout
-from hapticam.devices.sim import SimulatedDevice
+from hapticam.world.sim import SimulatedDevice
 from hapticam.models.files import load_model_only
 from hapticam.models.kernels import model_force
 from hapticam.render.loop import LoopConfig, ServoLoop

@@ -73,7 +73,7 @@ def test_verify_prints_the_passivity_verdict_and_the_alignment(capsys):
 
 
 def test_render_says_how_it_displays_a_stiffness_beyond_the_device(capsys):
-    from hapticam.devices.sim import SimParams
+    from hapticam.world.sim import SimParams
     from hapticam.models.files import load_model_only
     from hapticam.render.display import DISPLAY_MARGIN, model_stiffness, plan_display
 
@@ -93,7 +93,7 @@ def test_the_gate_reads_the_stiffness_the_handle_feels() -> None:
     """A Hunt-Crossley wall's k is N/m^1.5: at the device's peak force F its local stiffness is n F / d_F, checked
     here against a central difference of the law itself; a coupled hybrid key's inner stiffnesses act on its
     simulated key, so the handle feels the coupling alone."""
-    from hapticam.devices.sim import SimParams
+    from hapticam.world.sim import SimParams
     from hapticam.models.contact import Contact
     from hapticam.models.files import load_model_only
     from hapticam.render.display import model_stiffness, plan_display
@@ -123,7 +123,7 @@ def test_the_gate_reads_the_stiffness_the_handle_feels() -> None:
 
 def test_control_refuses_a_coupled_keys_keybed_beyond_the_device() -> None:
     """A keybed of 1e9 N/m acts on the handle as a contact of 1e9 N/m does: both refused (it was accepted)."""
-    from hapticam.devices.sim import SimParams
+    from hapticam.world.sim import SimParams
     from hapticam.errors import UsageError
     from hapticam.models.files import load_model_only
     from hapticam.render.gate import control_check

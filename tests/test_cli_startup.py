@@ -68,11 +68,11 @@ def test_the_parser_built_for_one_command_line_helps_as_the_whole_tree_does(path
 
 
 def test_the_names_the_command_line_offers_are_those_the_library_takes():
-    from hapticam.devices import cli as devices_cli
-    from hapticam.devices.excitations import EXCITATION_KINDS
-    from hapticam.identify import cli_more
+    from hapticam.commands import probe as devices_cli
+    from hapticam.world.excitations import EXCITATION_KINDS
+    from hapticam.commands import identify_more as cli_more
     from hapticam.identify.contact import fit as contact_fit
-    from hapticam.identify.friction import cli as friction_cli
+    from hapticam.commands import identify_friction as friction_cli
     from hapticam.identify.friction import product
 
     assert devices_cli.EXCITATION_KINDS == EXCITATION_KINDS
@@ -82,7 +82,7 @@ def test_the_names_the_command_line_offers_are_those_the_library_takes():
 
 @pytest.mark.skipif(not (hasattr(os, "fork") and hasattr(os, "wait4")), reason="peak memory needs fork and wait4")
 def test_a_commands_peak_memory_is_its_own_not_the_benchs():
-    from hapticam.demos.cli_bench import child_env, run_once
+    from hapticam.commands.demo_bench import child_env, run_once
 
     ballast = b"x" * (300 * 2 ** 20)                          # the bench holding 300 MiB
     small = run_once([sys.executable, "-c", "pass"], child_env())

@@ -11,8 +11,8 @@ import pytest
 import zmq
 
 from hapticam.capture_io import load_capture
-from hapticam.devices.sim import SimulatedDevice
-from hapticam.devices.users import press
+from hapticam.world.sim import SimulatedDevice
+from hapticam.world.users import press
 from hapticam.errors import ControlError, RenderError
 from hapticam.models.files import load_model_only
 from hapticam.render.control import request

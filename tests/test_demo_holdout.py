@@ -118,7 +118,7 @@ def test_in_a_terminal_each_stage_is_announced_on_stderr_and_stdout_holds_only_t
 
 
 def test_a_stage_that_fails_takes_the_files_it_wrote_with_it(tmp_path, capsys, monkeypatch):
-    import hapticam.identify.impedance_fit as impedance_fit
+    import hapticam.identify.impedance.fit as impedance_fit
     from hapticam.errors import IdentificationError
 
     def refuse(capture, **_options):

@@ -22,10 +22,10 @@ import pygame  # noqa: E402  (in the test extra)
 
 from hapticam.demos import key_window, piano_window  # noqa: E402
 from hapticam.demos._window import ScriptPlayer, frame_ticks  # noqa: E402
-from hapticam.devices.users import FINGER_STIFFNESS_N_PER_M  # noqa: E402
+from hapticam.world.users import FINGER_STIFFNESS_N_PER_M  # noqa: E402
 from hapticam.errors import DependencyMissingError, UsageError  # noqa: E402
 from hapticam.models.files import load_model  # noqa: E402
-from hapticam.models.hybrid_key import FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_STRING  # noqa: E402
+from hapticam.models.hybrid_key.model import FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_STRING  # noqa: E402
 from hapticam.models.impedance import SegmentedImpedance  # noqa: E402
 
 PRESS_DEPTH_M = 0.003

@@ -18,8 +18,8 @@ from hapticam.devices.phantom import PhantomDevice, axis_interval_m  # noqa: E40
 from hapticam.devices.phantom_emulator import (COMM_ERROR, EXCEED_FORCE, FAIL_INIT, STOP_RESPONDING,  # noqa: E402
                                                HdEmulator, build_hd_emulator)
 from hapticam.devices.registry import device_from_spec  # noqa: E402
-from hapticam.devices.sim import SimulatedDevice, sim_binding_actuate, sim_binding_sense  # noqa: E402
-from hapticam.devices.users import press  # noqa: E402
+from hapticam.world.sim import SimulatedDevice, sim_binding_actuate, sim_binding_sense  # noqa: E402
+from hapticam.world.users import press  # noqa: E402
 from hapticam.errors import DeviceError, UsageError  # noqa: E402
 from hapticam.render.loop import LoopConfig, ServoLoop  # noqa: E402
 from hapticam.render.result import RenderResult  # noqa: E402

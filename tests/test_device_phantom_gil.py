@@ -19,7 +19,7 @@ from hapticam.devices import phantom_hd as hd  # noqa: E402
 from hapticam.devices.phantom import PhantomDevice  # noqa: E402
 from hapticam.devices.phantom_emulator import HdEmulator, build_hd_emulator  # noqa: E402
 from hapticam.devices.phantom_peer import run_pyopenhaptics_callback  # noqa: E402
-from hapticam.devices.users import sine  # noqa: E402
+from hapticam.world.users import sine  # noqa: E402
 from hapticam.render.loop import LoopConfig, ServoLoop  # noqa: E402
 from hapticam.render.servo import build_servo  # noqa: E402
 

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import zmq
 
-from hapticam.devices.delayed_sim import DelayedSimulatedDevice, delayed_actuate, delayed_sense
+from hapticam.world.delayed_sim import DelayedSimulatedDevice, delayed_actuate, delayed_sense
 from hapticam.devices.registry import device_from_spec
 from hapticam.devices.remote import (ERR_BAD_REPLY, FAULT_SILENT, REP_MAGIC, REPLY, REQ_MAGIC, REQUEST,
                                      RemoteDevice, RemoteDeviceSpec, remote_actuate, remote_sense)
 from hapticam.devices.remote_server import DeviceServer, check_bind_address
-from hapticam.devices.sim import SimulatedDevice
+from hapticam.world.sim import SimulatedDevice
 from hapticam.errors import DeviceError, UsageError
 from hapticam.render.layout import EV_OVERRUN, SAFETY_FLAG_SHIFT
 from hapticam.render.loop import LoopConfig, ServoLoop

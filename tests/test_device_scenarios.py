@@ -19,8 +19,8 @@ from hapticam.devices import phantom_hd as hd  # noqa: E402
 from hapticam.devices.base import ServoBinding  # noqa: E402
 from hapticam.devices.phantom import PhantomDevice  # noqa: E402
 from hapticam.devices.phantom_emulator import HdEmulator, build_hd_emulator  # noqa: E402
-from hapticam.devices.sim import SimParams, SimulatedDevice  # noqa: E402
-from hapticam.devices.users import finger, press, sine  # noqa: E402
+from hapticam.world.sim import SimParams, SimulatedDevice  # noqa: E402
+from hapticam.world.users import finger, press, sine  # noqa: E402
 from hapticam.models.files import load_model_only  # noqa: E402
 from hapticam.render.loop import LoopConfig, ServoLoop  # noqa: E402
 from hapticam.render.result import RenderResult  # noqa: E402

@@ -16,13 +16,13 @@ import pytest
 pytest.importorskip("serial")
 
 from hapticam.devices import hsp_frames as hf  # noqa: E402
-from hapticam.devices.delayed_sim import DelayedSimulatedDevice, delayed_actuate, delayed_sense  # noqa: E402
+from hapticam.world.delayed_sim import DelayedSimulatedDevice, delayed_actuate, delayed_sense  # noqa: E402
 from hapticam.devices.hsp_emulator import HspEmulator, build_emulator  # noqa: E402
 from hapticam.devices.registry import device_from_spec  # noqa: E402
 from hapticam.devices.serial_device import (ERR_FRAME, ERR_WATCHDOG, FAULT_GONE, FAULT_SILENT,  # noqa: E402
                                             SerialDevice, serial_actuate, serial_sense)
-from hapticam.devices.sim import SimulatedDevice, sim_binding_actuate, sim_binding_sense  # noqa: E402
-from hapticam.devices.users import press  # noqa: E402
+from hapticam.world.sim import SimulatedDevice, sim_binding_actuate, sim_binding_sense  # noqa: E402
+from hapticam.world.users import press  # noqa: E402
 from hapticam.errors import DeviceError, UsageError  # noqa: E402
 from hapticam.render.layout import EV_OVERRUN, EV_STALE, SAFETY_FLAG_SHIFT  # noqa: E402
 from hapticam.render.loop import LoopConfig, ServoLoop  # noqa: E402

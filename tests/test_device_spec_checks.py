@@ -29,10 +29,10 @@ from hapticam.devices.phantom import PhantomDevice  # noqa: E402
 from hapticam.devices.remote import RemoteDevice, remote_actuate, remote_sense  # noqa: E402
 from hapticam.devices.remote_server import DeviceServer  # noqa: E402
 from hapticam.devices.serial_device import SerialDevice, serial_actuate, serial_sense  # noqa: E402
-from hapticam.devices.sim import D_FCMD, SimulatedDevice  # noqa: E402
+from hapticam.world.sim import D_FCMD, SimulatedDevice  # noqa: E402
 from hapticam.errors import DeviceError  # noqa: E402
 from hapticam.models.base import CompiledModel  # noqa: E402
-from hapticam.render.cli import _event_value  # noqa: E402
+from hapticam.commands.render import _event_value  # noqa: E402
 from hapticam.render.loop import LoopConfig, ServoLoop  # noqa: E402
 from hapticam.render.result import RenderResult  # noqa: E402
 from hapticam.render.scheduled import SILENT_FAULT  # noqa: E402

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from hapticam.devices import registry
-from hapticam.devices.sim import D_FM, SimParams, SimulatedDevice
-from hapticam.devices.users import GRID_DT_S, force_user, make_user, position_user, press, sine
+from hapticam.world.sim import D_FM, SimParams, SimulatedDevice
+from hapticam.world.users import GRID_DT_S, force_user, make_user, position_user, press, sine
 from hapticam.errors import DependencyMissingError, DeviceError, UsageError
 
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from hapticam.devices.sim import D_V, D_WU, SimParams, SimulatedDevice
-from hapticam.devices.users import finger, position_user
+from hapticam.world.sim import D_V, D_WU, SimParams, SimulatedDevice
+from hapticam.world.users import finger, position_user
 from hapticam.errors import UsageError
 from hapticam.models.contact import Contact
 from hapticam.render.display import DISPLAY_MARGIN, plan_display
@@ -150,7 +150,7 @@ def test_a_transient_adds_no_energy_beyond_its_bounded_pulse():
     times each clipped pulse's force integral), and the clipped pulses never saturate the device."""
     import copy
 
-    from hapticam.devices.users import finger as finger_user
+    from hapticam.world.users import finger as finger_user
     from hapticam.models.files import load_model_only
     from hapticam.models.transients import Transient, pulse_energy_bound_J
     from hapticam.render.display_stage import TRANSIENT_FORCE_SHARE, TRANSIENT_RATE_SHARE

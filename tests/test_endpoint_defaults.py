@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from hapticam.cli import build_parser, main
-from hapticam.devices.serve_cli import ensure_private_folder, private_folder
-from hapticam.devices.sim import SimulatedDevice
-from hapticam.devices.users import press
+from hapticam.devices.ipc import ensure_private_folder, private_folder
+from hapticam.world.sim import SimulatedDevice
+from hapticam.world.users import press
 from hapticam.errors import ControlError, UsageError
 from hapticam.models.files import load_model_only
 from hapticam.render.endpoints import Auth, is_loopback

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hapticam.devices.sim import SimParams, SimulatedDevice
-from hapticam.devices.users import finger
+from hapticam.world.sim import SimParams, SimulatedDevice
+from hapticam.world.users import finger
 from hapticam.models.files import example_names, load_model_only
 from hapticam.render.loop import LoopConfig, ServoLoop
 

@@ -282,7 +282,7 @@ def _free_address() -> str:
 
 def test_a_control_load_model_refuses_5000_components_at_once(tmp_path):
     # the load once kept the control socket answering "busy" for 33 s; the worker runs this same request
-    from hapticam.devices.sim import SimulatedDevice
+    from hapticam.world.sim import SimulatedDevice
     from hapticam.models.files import load_model_only
     from hapticam.render.loop import LoopConfig
     from hapticam.render.session import RenderSession

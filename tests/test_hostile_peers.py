@@ -20,8 +20,8 @@ import zmq
 
 from hapticam.cli import build_parser, main
 from hapticam.devices.remote_server import SERVE_MAX_MESSAGE_BYTES, DeviceServer
-from hapticam.devices.sim import SimulatedDevice
-from hapticam.devices.users import press
+from hapticam.world.sim import SimulatedDevice
+from hapticam.world.users import press
 from hapticam.models.files import load_model_only
 from hapticam.render.layout import RING_COLS
 from hapticam.render.loop import LoopConfig

@@ -1,4 +1,4 @@
-"""Tests of the hybrid key/hammer model (models/hybrid_key.py) against closed forms and scipy references.
+"""Tests of the hybrid key/hammer model (models/hybrid_key/model.py) against closed forms and scipy references.
 
 References used here are independent of the kernel's own root formulas: scipy ``solve_ivp`` (DOP853,
 rtol 1e-12) with event location for the compliant contact and for flight phases, closed-form bounce
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 
 from hapticam.errors import ModelValidationError
-from hapticam.models import hybrid_key as hk
-from hapticam.models.hybrid_key import (EVENT_NAMES, EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING, FLAG_CONTACT,
+from hapticam.models.hybrid_key import model as hk
+from hapticam.models.hybrid_key.model import (EVENT_NAMES, EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING, FLAG_CONTACT,
                                         FLAG_ESCAPED,
                                         FLAG_FLIGHT, FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
                                         HybridKey, hybrid_key_flags, hybrid_key_force)
@@ -593,7 +593,7 @@ def test_no_nan_for_random_finite_inputs(rigid, n, logk, logb, e, r, mh, inputs)
         assert math.isfinite(hybrid_key_force(p, s, xi, 0.1, 0.0, 1e-3))
 
 
-# -- the coupled key on the servo loop (models/hybrid_key_coupling.py) ------------------------------------
+# -- the coupled key on the servo loop (models/hybrid_key/coupling.py) ------------------------------------
 def test_coupled_key_rests_in_equilibrium_and_follows_a_slow_handle_statically():
     """Held still, the coupled key stays under the handle (the coupling's preload is the hammer's weight
     through the lever) and the force is the key's downweight F_p + r m_h g; pressed slowly below let-off
@@ -634,7 +634,7 @@ def test_rendered_key_follows_the_10_khz_offline_simulation():
     (tick means) within 1 % of its range; without the coupling the hammer chattered on the jack."""
     from scipy.interpolate import CubicSpline
 
-    from hapticam.devices.users import GRID_DT_S, position_user, press
+    from hapticam.world.users import GRID_DT_S, position_user, press
     from hapticam.models.files import load_model_only
     from hapticam.render.loop import LoopConfig, run_simulated
 
@@ -684,7 +684,7 @@ def test_coupled_key_lets_off_without_a_kick_and_its_landing_settles():
 
 
 def test_coupled_key_takes_energy_over_closed_strokes_and_its_impedance_is_positive_real():
-    """Passivity (models/hybrid_key_coupling.py): random strokes from rest back to rest, fortissimo to
+    """Passivity (models/hybrid_key/coupling.py): random strokes from rest back to rest, fortissimo to
     piano, with let-off, flights and landings: the work the handle does on the rendered key, sum F dx, is
     positive (the key dissipates); and the handle's impedance of the key with its hammer resting,
     m s (k_c + b_c s) / (m s^2 + (b_c + b_d) s + k_c), has a non-negative real part as the docstring's

@@ -1,4 +1,4 @@
-"""The hybrid key with a hammer rail (models/hybrid_key_geometry.py): the hammer rests on a fixed rail
+"""The hybrid key with a hammer rail (models/hybrid_key/geometry.py): the hammer rests on a fixed rail
 whenever the jack or the backcheck is below it, the jack picks it up after the key's lost motion, and the
 escaped backcheck keeps its whole drop. References: the quasi-static closed forms of the geometry's
 docstring (the key's springs plus the hammer's weight through the lever where the jack or backcheck
@@ -12,7 +12,7 @@ import pytest
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.files import load_model, save_model
-from hapticam.models.hybrid_key import EV_LANDING, HybridKey
+from hapticam.models.hybrid_key.model import EV_LANDING, HybridKey
 from hapticam.models.passivity import check_passivity
 
 G = 9.81
@@ -161,7 +161,7 @@ def test_let_off_onto_the_rail_logs_the_hammers_speed_off_the_check():
     dt = 1e-4
     x = np.arange(0.0, 0.03, dt) * 0.5                         # 0.5 m/s through let-off at 8.8 mm
     trace = key.simulate(x, dt)
-    from hapticam.models.hybrid_key_layout import EV_LIFTOFF
+    from hapticam.models.hybrid_key.layout import EV_LIFTOFF
     first = trace.event_speed_mps[trace.event_code == EV_LIFTOFF][0]
     assert first == pytest.approx(5.0 * 0.5, rel=1e-6)
 
@@ -196,8 +196,8 @@ def test_the_coupled_key_passes_the_hammers_landing_momentum_to_the_handle(past_
     strays."""
     import dataclasses
 
-    from hapticam.devices.piano_key import HybridKeyTarget
-    from hapticam.models.hybrid_key_coupling import coupling_for_device
+    from hapticam.world.piano_key import HybridKeyTarget
+    from hapticam.models.hybrid_key.coupling import coupling_for_device
 
     target = HybridKeyTarget()
     hold = target.let_off_m + past_let_off_m

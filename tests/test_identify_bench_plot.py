@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from hapticam.errors import HapticError
-from hapticam.identify.bench import run_pipeline_bench
-from hapticam.identify.bench_plot import plot_pipeline
+from hapticam.commands.bench.identify import run_pipeline_bench
+from hapticam.commands.bench.identify_plot import plot_pipeline
 
 
 def test_pipeline_rows_are_drawn(tmp_path):

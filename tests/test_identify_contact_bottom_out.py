@@ -11,9 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-from hapticam.devices.excitations import make_excitation
-from hapticam.devices.keyswitch import Keyswitch
-from hapticam.devices.probe import probe
+from hapticam.world.excitations import make_excitation
+from hapticam.world.keyswitch import Keyswitch
+from hapticam.world.probe import probe
 from hapticam.errors import IdentificationError
 from hapticam.identify.contact.bottom_out import capture_velocity, fit_bottom_out
 

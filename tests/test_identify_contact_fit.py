@@ -11,7 +11,7 @@ from hapticam.identify.contact import synthetic
 from hapticam.identify.contact.fit import ContactSettings, fit_contact
 from hapticam.identify.contact.onset import datum_effect, detect_onset, normal_displacement
 from hapticam.identify.contact.plot import convergence_figure
-from hapticam.identify.contact.reproduce import EXPERIMENTS
+from hapticam.commands.reproduce.contact import EXPERIMENTS
 from hapticam.models.contact import Contact, contact_force
 
 

@@ -12,7 +12,7 @@ from hapticam.identify.contact import synthetic
 from hapticam.identify.contact import thesis_tables as tt
 from hapticam.identify.contact.fit import fit_contact
 from hapticam.identify.contact.power_law import fit_power_law
-from hapticam.identify.contact.reproduce import implied_rig_stiffness
+from hapticam.commands.reproduce.contact import implied_rig_stiffness
 
 
 def test_series_springs_tables_3_8_and_3_9():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hapticam.identify.contact import recursive, synthetic
-from hapticam.identify.contact.bench import bench_contact, format_rows
+from hapticam.commands.bench.contact import bench_contact, format_rows
 from hapticam.identify.contact.result import derivatives
 
 

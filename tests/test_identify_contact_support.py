@@ -11,9 +11,9 @@ import pytest
 from hapticam.capture import Capture
 from hapticam.capture_io import load_capture, save_capture
 from hapticam.cli import main
-from hapticam.devices.excitations import make_excitation
-from hapticam.devices.keyswitch import Keyswitch
-from hapticam.devices.probe import simulate
+from hapticam.world.excitations import make_excitation
+from hapticam.world.keyswitch import Keyswitch
+from hapticam.world.probe import simulate
 from hapticam.errors import IdentificationError
 from hapticam.identify.contact.fit import ESTIMATORS, fit_contact
 from hapticam.identify.contact.recursive import P0, kalman

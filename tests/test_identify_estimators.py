@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from hapticam.errors import IdentificationError
-from hapticam.identify.ewls import EWLS, ewls_fit
+from hapticam.identify.impedance.ewls import EWLS, ewls_fit
 from hapticam.identify.metrics import fit_percent, fit_report, max_error, rms_error
-from hapticam.identify.segmentation import grid_edges, segment
+from hapticam.identify.impedance.segmentation import grid_edges, segment
 
 
 def _regression(n: int, seed: int = 0):

@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from hapticam.devices.excitations import Triangle, make_excitation
-from hapticam.devices.knob import DetentKnob, FrictionKey, SpeedProfile, turns
-from hapticam.devices.probe import ProbeSpec, simulate
+from hapticam.world.excitations import Triangle, make_excitation
+from hapticam.world.knob import DetentKnob, FrictionKey, SpeedProfile, turns
+from hapticam.world.probe import ProbeSpec, simulate
 from hapticam.errors import IdentificationError
 from hapticam.identify.friction.press_speeds import fit_press_speeds, hat_basis
 from hapticam.identify.friction.product import detent_columns, fit_law, law_columns

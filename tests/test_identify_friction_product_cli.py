@@ -10,9 +10,9 @@ import pytest
 
 from hapticam.capture_io import save_capture
 from hapticam.cli import main
-from hapticam.devices.excitations import Triangle, make_excitation
-from hapticam.devices.knob import DetentKnob, FrictionKey
-from hapticam.devices.probe import ProbeSpec, simulate
+from hapticam.world.excitations import Triangle, make_excitation
+from hapticam.world.knob import DetentKnob, FrictionKey
+from hapticam.world.probe import ProbeSpec, simulate
 from hapticam.models.files import load_model
 
 TRAVEL_M = 4e-3

@@ -10,7 +10,7 @@ import pytest
 
 from hapticam.cli import main
 from hapticam.identify.friction import paper, uas
-from hapticam.identify.friction.reproduce import UAS_NOT_IDENTIFIED, implied_gamma_table3
+from hapticam.commands.reproduce.friction import UAS_NOT_IDENTIFIED, implied_gamma_table3
 
 
 def _row(rows: list, start: str) -> list:

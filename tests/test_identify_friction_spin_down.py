@@ -1,5 +1,5 @@
 """Spin-downs told from their motion, and their detents against the simulated knob's ground truth
-(devices/knob.py: 24 detents per revolution of 1 mN m, J = 1e-3 kg m^2)."""
+(world/knob.py: 24 detents per revolution of 1 mN m, J = 1e-3 kg m^2)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from scipy.integrate import solve_ivp
 from scipy.signal import savgol_filter
 
 from hapticam.capture import Capture
-from hapticam.devices.excitations import make_excitation
-from hapticam.devices.knob import DetentKnob, turns
-from hapticam.devices.probe import simulate
+from hapticam.world.excitations import make_excitation
+from hapticam.world.knob import DetentKnob, turns
+from hapticam.world.probe import simulate
 from hapticam.errors import IdentificationError
 from hapticam.identify.friction.experiment import detect_experiment, spin_down_motion
 from hapticam.identify.friction.press_speeds import fit_press_speeds

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from hapticam.capture import Capture
-from hapticam.identify.impedance_fit import identify_impedance, validate_model
+from hapticam.identify.impedance.fit import identify_impedance, validate_model
 
 M_KG, B_NSPM, FC_N, PRELOAD_N = 0.5, 8.0, 0.3, 1.0
 K_KNOTS_M = [0.0, 0.012, 0.016, 0.034, 0.038, 0.050]

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from hapticam.errors import IdentificationError
-from hapticam.identify.hybrid.hopper import (
+from hapticam.identify.hopper.model import (
     ACCURATE, AIR, GROUND, PAPER_EULER, HopperParams, Integrator, fixed_point, flow_from_section, map_jacobian,
     poincare_map, rk4_events, sample_heights, section_state)
-from hapticam.identify.hybrid.hopper_ivp import poincare_map_ivp, simulate_ivp
+from hapticam.identify.hopper.ivp import poincare_map_ivp, simulate_ivp
 
 PAPER = HopperParams()                      # seed 002 Fig. 1: (m, mu, k, b, l0, a, omega, g) = (1, 2, 10, 5, 2, 2, 2 pi, 2)
 

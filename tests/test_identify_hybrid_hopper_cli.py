@@ -49,7 +49,7 @@ def test_reproduce_refuses_an_unknown_hopper_experiment(capsys):
 
 
 def test_bench_rows_set_ours_beside_solve_ivp_and_the_answers_agree():
-    from hapticam.identify.hybrid.hopper_bench import bench_hopper, format_rows
+    from hapticam.commands.bench.hopper import bench_hopper, format_rows
 
     rows = bench_hopper(quick=True, repeat=1)
     assert [r["name"].split(",")[0].split(" (")[0] for r in rows] == [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hapticam.identify.hybrid.hopper import HopperParams, poincare_map
-from hapticam.identify.hybrid.hopper_fit import (
+from hapticam.identify.hopper.model import HopperParams, poincare_map
+from hapticam.identify.hopper.fit import (
     cost, fit_lm, fit_steepest, from_paper_coordinates, paper_problem, predict, standard_errors, state_at, synthetic)
 
 PAPER = HopperParams()

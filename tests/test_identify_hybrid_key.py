@@ -1,6 +1,6 @@
 """``identify hybrid-key`` against a hybrid-key target with known parameters drawn at random (seeded).
 
-The target (devices/piano_key.py) is the model's own physics behind the probe's stiff tip, probed at
+The target (world/piano_key.py) is the model's own physics behind the probe's stiff tip, probed at
 10 kHz with the probe's sensor noise, quantisation and bias; every parameter the fit reports as identified
 must be within 5 % of the truth or within 3 of its reported standard errors.
 """
@@ -15,12 +15,12 @@ import pytest
 
 from hapticam.cli import main
 from hapticam.errors import IdentificationError
-from hapticam.devices.excitations import make_excitation
-from hapticam.devices.piano_key import KeyStrokes
-from hapticam.devices.probe import ProbeSpec, probe
-from hapticam.devices.targets import get_target
-from hapticam.identify.hybrid.key_fit import identify_hybrid_key
-from hapticam.identify.hybrid.key_static import static_estimates
+from hapticam.world.excitations import make_excitation
+from hapticam.world.piano_key import KeyStrokes
+from hapticam.world.probe import ProbeSpec, probe
+from hapticam.world.targets import get_target
+from hapticam.identify.hybrid_key.fit import identify_hybrid_key
+from hapticam.identify.hybrid_key.static import static_estimates
 from hapticam.models.files import load_model
 
 RATE_HZ = 10_000.0
@@ -112,7 +112,7 @@ def test_a_capture_the_model_reproduces_poorly_is_named_in_the_notes(drawn):
     """The oscillation below let-off, whose bounces the kinematic key does not follow, fits far below 75 %:
     the notes (and so the model file's provenance, and the demo) name it, not only the CLI's warning."""
     _, _, fit = drawn
-    from hapticam.identify.hybrid.key_fit import POOR_FIT_PERCENT
+    from hapticam.identify.hybrid_key.fit import POOR_FIT_PERCENT
 
     poor = [name for name, pct in fit.fit_percent.items() if pct < POOR_FIT_PERCENT]
     assert poor
@@ -154,7 +154,7 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path, monke
 def test_a_slow_stroke_alone_keeps_the_key_mass_at_its_prior_and_says_so(drawn):
     """A slow press has no acceleration to tell the key's mass by (it fitted -0.0085 +- 0.0015 kg before)."""
     target, caps, _fit = drawn
-    from hapticam.identify.hybrid.key_fit import PRIORS
+    from hapticam.identify.hybrid_key.fit import PRIORS
 
     fit = identify_hybrid_key([c for c in caps if c[0] == "slow"])
     assert fit.values["key_mass_kg"] == PRIORS["key_mass_kg"] and "key_mass_kg" in fit.fixed
@@ -189,10 +189,10 @@ def test_the_same_capture_twice_is_refused(tmp_path, capsys):
 def test_bench_peer_solve_ivp_simulates_the_same_key():
     """The bench's plain-scipy peer (solve_ivp with events) and the compiled kernel give the same low-passed
     force through let-off, so the bench times the same computation."""
-    from hapticam.identify.hybrid.key_bench import TRUTH, peer_force, synthetic_captures
-    from hapticam.identify.hybrid.key_params import from_model
-    from hapticam.identify.hybrid.key_static import smooth
-    from hapticam.models.hybrid_key import HybridKey
+    from hapticam.commands.bench.hybrid_key import TRUTH, peer_force, synthetic_captures
+    from hapticam.identify.hybrid_key.params import from_model
+    from hapticam.identify.hybrid_key.static import smooth
+    from hapticam.models.hybrid_key.model import HybridKey
 
     _, t, x, _, _ = synthetic_captures()[0]
     sel = (t >= 1.2) & (t < 2.2)                            # 6 mm to the keybed: let-off, flight, landing
@@ -210,8 +210,8 @@ def test_verify_of_the_identified_model_on_a_held_out_press_fits_95_percent():
     (The fit's shortfall is the backcheck landing: a spike of tens of newtons for a tenth of a
     millisecond through the probe's stiff tip, which the coupled key renders as a smooth bump; drawn
     targets whose held-out samples land on the spike's peak fit 83-98 %.)"""
-    from hapticam.identify.hybrid.key_params import to_model
-    from hapticam.models.hybrid_key import coupling_for_device
+    from hapticam.identify.hybrid_key.params import to_model
+    from hapticam.models.hybrid_key.model import coupling_for_device
     from hapticam.render.verify import verify
 
     target = get_target("hybrid-key")

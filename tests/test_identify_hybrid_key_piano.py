@@ -1,4 +1,4 @@
-"""``identify hybrid-key`` on the independent piano action (devices/piano_key.py), whose physics is not the
+"""``identify hybrid-key`` on the independent piano action (world/piano_key.py), whose physics is not the
 hybrid key's: Coulomb friction at the key front, a jack spring on the let-off button (the let-off bump)
 and a hammer rest rail. The slow stroke's closed forms are checked against the action's ground-truth
 parameters, and the written model (the hybrid key with a friction and a contact component) against a
@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hapticam.devices.excitations import make_excitation
-from hapticam.devices.probe import ProbeSpec, probe
-from hapticam.devices.targets import get_target
-from hapticam.identify.hybrid.key_fit import identify_hybrid_key
-from hapticam.identify.hybrid.key_params import with_extras
-from hapticam.identify.hybrid.key_static import smooth, static_estimates
+from hapticam.world.excitations import make_excitation
+from hapticam.world.probe import ProbeSpec, probe
+from hapticam.world.targets import get_target
+from hapticam.identify.hybrid_key.fit import identify_hybrid_key
+from hapticam.identify.hybrid_key.params import with_extras
+from hapticam.identify.hybrid_key.static import smooth, static_estimates
 from hapticam.models.composite import Composite
 from hapticam.models.contact import Contact
 from hapticam.models.friction import Friction

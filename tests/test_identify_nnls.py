@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import nnls as scipy_nnls
 
-from hapticam.identify.nnls import nnls
+from hapticam.identify.impedance.nnls import nnls
 
 
 @pytest.mark.parametrize("seed", range(20))

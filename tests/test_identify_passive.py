@@ -17,8 +17,8 @@ from hapticam.capture import Capture
 from hapticam.capture_io import load_capture
 from hapticam.errors import IdentificationError
 from hapticam.identify.alignment import contact_point, remove_backlash
-from hapticam.identify.constrained import constrained_lsq
-from hapticam.identify.impedance_fit import identify_impedance
+from hapticam.identify.impedance.constrained import constrained_lsq
+from hapticam.identify.impedance.fit import identify_impedance
 from hapticam.identify.preprocess import prepare
 from hapticam.models.kernels import model_force
 from hapticam.models.passivity import check_passivity
@@ -145,7 +145,7 @@ def test_sine_excitation_is_told_what_the_data_does_not_support():
 
     fit = identify_impedance(_probe_capture("tactile-switch", "sine", seed=0))
     tri = _probe_capture("tactile-switch", "triangle", seed=1)
-    from hapticam.identify.impedance_fit import validate_model
+    from hapticam.identify.impedance.fit import validate_model
 
     val = validate_model(fit.model, tri)["fit_percent"]
     hold = fit.summary["holdout"]

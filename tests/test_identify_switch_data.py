@@ -15,7 +15,7 @@ import pytest
 
 from hapticam.capture import Capture
 from hapticam.capture_io import load_capture
-from hapticam.identify.impedance_fit import identify_impedance, predict_force
+from hapticam.identify.impedance.fit import identify_impedance, predict_force
 from hapticam.identify.metrics import fit_percent
 from hapticam.identify.preprocess import direction_of_travel
 from hapticam.models.files import load_model

@@ -1,5 +1,5 @@
 """The hybrid key's contact damping from the hammer's bounces in the backcheck after let-off
-(identify/hybrid/key_bounce.py), against Hunt & Crossley's equation integrated apart and against the model's
+(identify/hybrid_key/bounce.py), against Hunt & Crossley's equation integrated apart and against the model's
 own kernel pressed past let-off with a known alpha."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from hapticam.identify.hybrid.key_bounce import (backcheck_alpha, bounce_sequences, drop_table, fit_alpha,
+from hapticam.identify.hybrid_key.bounce import (backcheck_alpha, bounce_sequences, drop_table, fit_alpha,
                                                  kernel_drop, predicted_onsets)
-from hapticam.identify.hybrid.key_params import FIXED_DEFAULTS, from_model, prepare
-from hapticam.models.hybrid_key import EV_LANDING, HybridKey
+from hapticam.identify.hybrid_key.params import FIXED_DEFAULTS, from_model, prepare
+from hapticam.models.hybrid_key.model import EV_LANDING, HybridKey
 
 RATE_HZ = 10_000.0
 ALPHA_SPM = 2.5

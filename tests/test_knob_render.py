@@ -13,7 +13,7 @@ from hapticam.capture_io import load_capture
 from hapticam.cli import main
 from hapticam.devices.base import DeviceSpec
 from hapticam.devices.registry import device_axis, device_from_spec
-from hapticam.devices.sim import ROTARY_PARAMS, SimParams
+from hapticam.world.sim import ROTARY_PARAMS, SimParams
 from hapticam.errors import DeviceError, ModelFileError, UsageError
 from hapticam.models.composite import Composite
 from hapticam.models.files import load_model_to_render, save_model

@@ -19,7 +19,7 @@ os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 import pygame  # noqa: E402  (in the test extra)
 
 from hapticam.demos import knob_window  # noqa: E402
-from hapticam.devices.sim import ROTARY_PARAMS  # noqa: E402
+from hapticam.world.sim import ROTARY_PARAMS  # noqa: E402
 from hapticam.models.composite import Composite  # noqa: E402
 from hapticam.models.files import save_model  # noqa: E402
 from hapticam.models.friction import Friction  # noqa: E402

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hapticam.render.verify.library.build import build_library
+from hapticam.library.build import build_library
 from hapticam.errors import UsageError
-from hapticam.render.verify.library.catalogue import load_index, nearest, validate_index
-from hapticam.render.verify.library.entry import ACTUATION_TRAVEL_M, kind_of
-from hapticam.render.verify.library.synthetic import FAMILIES, write_synthetic
+from hapticam.library.catalogue import load_index, nearest, validate_index
+from hapticam.library.entry import ACTUATION_TRAVEL_M, kind_of
+from hapticam.library.synthetic import FAMILIES, write_synthetic
 
 from conftest import SWITCH_DIR
 from headless_chromium import Chromium, find_chromium
@@ -59,7 +59,7 @@ def test_the_library_builds_every_capture_and_the_index_validates(library):
 def _truth(path):
     """The simulated switch a synthetic capture was drawn from (its metadata record the draw)."""
     from hapticam.capture_io import load_capture
-    from hapticam.devices.targets import get_target
+    from hapticam.world.targets import get_target
 
     meta = load_capture(path).metadata
     drawn = {k[len("drawn_"):]: float(meta[k]) for k in meta if k.startswith("drawn_")}
@@ -354,7 +354,7 @@ def test_render_and_load_a_library_entry_by_name(library, capsys):
         with pytest.raises(ModelFileError, match="not inside the library"):
             load_model_only(f"library:{lib}/{index['entries'][0]['name']}")
     finally:
-        from hapticam.render.verify.library.catalogue import write_index
+        from hapticam.library.catalogue import write_index
 
         write_index(lib)                                              # restore for the other tests
 
@@ -363,7 +363,7 @@ def test_the_library_bench_takes_captures_spread_evenly_and_refuses_bad_counts(c
     """``bench library --only N``: N captures, the first and the last among them, evenly spaced (index
     ``round(i * (M - 1) / (N - 1))`` of M); a count that means nothing is one message and exit 2."""
     from hapticam.cli import main
-    from hapticam.render.verify.library.bench import spread
+    from hapticam.commands.bench.library import spread
 
     items = [f"capture-{i}" for i in range(192)]
     assert spread(items, None) == items and spread(items, 500) == items and spread(items, 1) == ["capture-0"]

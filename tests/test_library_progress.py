@@ -7,7 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
-import hapticam.render.verify.library.build as build
+import hapticam.library.build as build
 from conftest import SWITCH_FILES
 from terminal import Terminal
 

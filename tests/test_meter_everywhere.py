@@ -24,7 +24,7 @@ import pytest
 
 from hapticam.capture import Capture
 from hapticam.cli import main
-from hapticam.identify.impedance_fit import switch_points_in_model_frame
+from hapticam.identify.impedance.fit import switch_points_in_model_frame
 from hapticam.models.files import load_model, make_provenance, save_model
 from hapticam.render.verify.features import ACTUATION_TOLERANCE_M, Thresholds, switch_point_verdicts
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from hapticam.cli import build_parser, main
-from hapticam.devices.sim import SimParams
+from hapticam.world.sim import SimParams
 from hapticam.errors import ModelFileError, ModelValidationError, UsageError
 from hapticam.models import (Composite, Contact, EndStops, Friction, HybridKey, ImpedanceTable, Model,
                              SegmentedImpedance)
@@ -222,7 +222,7 @@ def test_allow_active_writes_a_model_marked_active_that_says_it_is_not_passive(t
 
 
 def test_the_linear_passive_design_predicts_the_written_tables_static_force():
-    from hapticam.identify.passive_fit import LinearDesign, with_held_ends
+    from hapticam.identify.impedance.passive_fit import LinearDesign, with_held_ends
 
     rng = np.random.default_rng(5)
     bp = np.sort(rng.uniform(0.0, 4e-3, 7))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from hapticam.devices.sim import SimulatedDevice
-from hapticam.devices.users import press
+from hapticam.world.sim import SimulatedDevice
+from hapticam.world.users import press
 from hapticam.models.files import load_model_only
-from hapticam.models.hybrid_key import HybridKey
-from hapticam.models.hybrid_key_geometry import drive_at
-from hapticam.models.hybrid_key_layout import S_XK
+from hapticam.models.hybrid_key.model import HybridKey
+from hapticam.models.hybrid_key.geometry import drive_at
+from hapticam.models.hybrid_key.layout import S_XK
 from hapticam.models.kernels import model_force
 from hapticam.render.loop import LoopConfig, ServoLoop, run_simulated
 

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 import hapticam.models.acceptance  # noqa: F401  (registers every kind the model files know)
-from hapticam.devices.sim import SimParams
+from hapticam.world.sim import SimParams
 from hapticam.errors import UsageError
 from hapticam.models.acceptance import judge, require_renderable
 from hapticam.models.base import MODEL_KINDS, Model, model_from_dict
 from hapticam.models.composite import Composite, EndStops
 from hapticam.models.contact import Contact
 from hapticam.models.files import EXAMPLE_ALIASES, example_names, load_model_only
-from hapticam.models.hybrid_key import EVENT_NAMES, FLAG_KEYBED, HybridKey
+from hapticam.models.hybrid_key.model import EVENT_NAMES, FLAG_KEYBED, HybridKey
 from hapticam.models.passivity import PassivityReport, check_passivity
 from hapticam.models.ranges import stiffness
 from hapticam.render.gate import check_for_device, stiffnesses_Npm

@@ -15,7 +15,7 @@ from numba import njit
 
 import hapticam
 from hapticam import NUMBA_CACHE_PREFIX, _source_digest
-from hapticam.devices.sim import sim_binding_actuate, sim_binding_sense
+from hapticam.world.sim import sim_binding_actuate, sim_binding_sense
 from hapticam.render.specialize import kernel_tag
 
 
@@ -54,7 +54,7 @@ def test_a_child_keys_its_own_base_once(tmp_path):
 SERVO_RUN = """
 import json, numpy as np
 from device_scenarios import MODEL, no_flags, spring_force
-from hapticam.devices.sim import SimulatedDevice, sim_binding_actuate, sim_binding_sense
+from hapticam.world.sim import SimulatedDevice, sim_binding_actuate, sim_binding_sense
 from hapticam.render.loop import LoopConfig, ServoLoop
 from hapticam.render.servo import build_servo
 kd = build_servo(spring_force, no_flags, sim_binding_sense, sim_binding_actuate)

@@ -40,14 +40,15 @@ def test_every_exported_name_is_the_defining_modules_object(package):
 
 def test_from_import_of_exported_names_and_submodules():
     from hapticam.identify import EWLS, Capture, load_capture
-    from hapticam.identify.ewls import EWLS as EWLS_defined
-    from hapticam.models import SegmentedImpedance, hybrid_key
+    from hapticam.identify.impedance.ewls import EWLS as EWLS_defined
+    from hapticam.models import SegmentedImpedance
+    from hapticam.models.hybrid_key import model as hybrid_key
     from hapticam.render.verify import verify
 
     assert EWLS is EWLS_defined
     assert Capture.__name__ == "Capture" and callable(load_capture) and callable(verify)
     assert SegmentedImpedance.__module__ == "hapticam.models.impedance"
-    assert hybrid_key.__name__ == "hapticam.models.hybrid_key"
+    assert hybrid_key.__name__ == "hapticam.models.hybrid_key.model"
 
 
 @pytest.mark.parametrize("package", PACKAGES)

@@ -10,8 +10,8 @@ import pytest
 from hapticam.cli import main
 from hapticam.errors import ControlError, ParameterError
 from hapticam.render.endpoints import Auth
-from hapticam.render.verify.library.build import MAX_JOBS, build_library
-from hapticam.render.verify.library.search import MAX_HEAVIER_PERCENT, make_wish
+from hapticam.library.build import MAX_JOBS, build_library
+from hapticam.library.search import MAX_HEAVIER_PERCENT, make_wish
 
 CAPTURE = str(Path(__file__).parent / "data" / "switch_curves" / "Cherry-MX-Red.csv")
 

@@ -170,11 +170,11 @@ def test_a_broken_plugin_is_refused_with_one_message_naming_it(on_path: Path) ->
         assert name in message and "hapticam-plugin-broken 0.1" in message and "\n" not in message, message
     assert "misnamed-kind" not in MODEL_KINDS and kind_class("tactile-bump").kind == "tactile-bump"
     assert kind_class("contact") is Contact                       # a built-in name is never a plugin's
-    assert device_class("sim").__module__ == "hapticam.devices.sim"
+    assert device_class("sim").__module__ == "hapticam.world.sim"
 
 
 def test_hapticam_devices_lists_a_plugin_and_a_broken_one_with_its_reason(on_path: Path) -> None:
-    from hapticam.devices.cli import device_drivers
+    from hapticam.commands.probe import device_drivers
 
     write_dist(on_path, "hapticam-plugin-broken", {"hapticam.devices": BROKEN["hapticam.devices"]})
     found = {d["name"]: d for d in device_drivers()}

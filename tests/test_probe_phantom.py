@@ -24,7 +24,7 @@ from hapticam.capture import Capture  # noqa: E402
 from hapticam.capture_io import load_capture  # noqa: E402
 from hapticam.cli import main  # noqa: E402
 from hapticam.devices.phantom_emulator import COMM_ERROR, STOP_RESPONDING, HdEmulator, build_hd_emulator  # noqa: E402
-from hapticam.devices.sim import SimParams  # noqa: E402
+from hapticam.world.sim import SimParams  # noqa: E402
 
 pytestmark = pytest.mark.skipif((shutil.which("cc") or shutil.which("gcc")) is None, reason="no C compiler")
 

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from hapticam.cli import main
-from hapticam.devices.excitations import (Multisine, Sine, StepHold, SweptSine, Triangle, make_excitation)
-from hapticam.devices.keyswitch import Keyswitch
-from hapticam.devices.physics import hermite_profile, hermite_profile_np, profile_slopes
-from hapticam.devices.piano_key import FLAG_BACKCHECK, FLAG_CONTACTS, FLAG_ENGAGED, FLAG_STRING
-from hapticam.devices.probe import ProbeSpec, probe, simulate
-from hapticam.devices.targets import TARGETS, describe, get_target
+from hapticam.world.excitations import (Multisine, Sine, StepHold, SweptSine, Triangle, make_excitation)
+from hapticam.world.keyswitch import Keyswitch
+from hapticam.world.physics import hermite_profile, hermite_profile_np, profile_slopes
+from hapticam.world.piano_key import FLAG_BACKCHECK, FLAG_CONTACTS, FLAG_ENGAGED, FLAG_STRING
+from hapticam.world.probe import ProbeSpec, probe, simulate
+from hapticam.world.targets import TARGETS, describe, get_target
 from hapticam.errors import UsageError
 from hapticam.capture import Capture
 from hapticam.capture_io import load_capture

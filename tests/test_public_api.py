@@ -160,7 +160,7 @@ def test_render_model_on_the_simulated_clock_is_the_servo_loop_tick_for_tick(sni
 
 def test_a_device_that_fails_to_close_ends_render_model_with_the_runs_statistics(monkeypatch):
     """The run ended; closing the device failed: the error says so and carries the whole run's report."""
-    from hapticam.devices.sim import SimulatedDevice
+    from hapticam.world.sim import SimulatedDevice
     from hapticam.render.session import StopFailed
 
     def failing_close(device):

@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from hapticam.cli import main
-from hapticam.render.bench_plot import TAIL_EXCEED, tail_from_histogram, tail_from_samples
+from hapticam.commands.bench.render_plot import TAIL_EXCEED, tail_from_histogram, tail_from_samples
 from hapticam.render.layout import HIST_BIN_NS
 from hapticam.render.stats import hist_percentile_us
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from hapticam.devices.sim import SimParams, SimulatedDevice, sim_binding_actuate, sim_binding_sense
-from hapticam.devices.users import press, sine
+from hapticam.world.sim import SimParams, SimulatedDevice, sim_binding_actuate, sim_binding_sense
+from hapticam.world.users import press, sine
 from hapticam.errors import UsageError
 from hapticam.models.base import CompiledModel
 from hapticam.models.contact import Contact
@@ -112,7 +112,7 @@ def test_piano_key_pressed_slowly_renders_its_quasi_static_force():
     """The example key is a simulated key coupled to the handle (its hammer no longer chatters on the
     jack at 1 kHz): below let-off the hammer rides the jack, so the key and hammer move as one rigid
     body, F = k_r x + F_p + r m_h g + (m_k + r^2 m_h) a on the true path."""
-    from hapticam.models.hybrid_key import FLAG_LIFTOFF, HybridKey
+    from hapticam.models.hybrid_key.model import FLAG_LIFTOFF, HybridKey
 
     model = load_model_only("example:piano-key")
     key = next(c for c in model.components() if isinstance(c, HybridKey))
@@ -127,7 +127,7 @@ def test_piano_key_pressed_slowly_renders_its_quasi_static_force():
 
 def major_events(result) -> list[tuple[float, str]]:
     """Let-off, escapement, string and keybed transitions of a hybrid key run: (time s, name+/-)."""
-    from hapticam.models.hybrid_key import FLAG_ESCAPED, FLAG_KEYBED, FLAG_LETOFF, FLAG_STRING
+    from hapticam.models.hybrid_key.model import FLAG_ESCAPED, FLAG_KEYBED, FLAG_LETOFF, FLAG_STRING
 
     f = result.model_flags
     out = []
@@ -144,7 +144,7 @@ def test_hybrid_key_event_sequence_is_the_same_at_1_khz_and_10_khz():
     2 ms (two periods at 1 kHz: one for the key's tick-linear interpolation, one for the velocity
     filter). Contact/flight of the hammer on the jack is not compared: driven through the closed
     loop it chatters at a rate that depends on the tick."""
-    from hapticam.devices.users import GRID_DT_S, position_user
+    from hapticam.world.users import GRID_DT_S, position_user
 
     model = load_model_only("example:piano-key")
     base = press(0.0097, 1.0, hold_s=0.3)  # down past let-off (8.5 mm) onto the keybed (10 mm) and back

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from hapticam.cli import main
-from hapticam.devices.nonlinear_device import NonlinearTestDevice
-from hapticam.devices.probe import ProbeSpec
-from hapticam.identify import reproduce_seed001_device as dev
-from hapticam.identify.reproduce_seed001 import NAME
+from hapticam.world.nonlinear_device import NonlinearTestDevice
+from hapticam.world.probe import ProbeSpec
+from hapticam.commands.reproduce import seed001_device as dev
+from hapticam.commands.reproduce.seed001 import NAME
 
 DEVICE = dev.Seed001Device()
 

@@ -12,8 +12,8 @@ from hapticam.capture import Capture
 from hapticam.capture_columns import parameter_unit
 from hapticam.capture_io import load_capture, save_capture
 from hapticam.cli import main
-from hapticam.devices.knob import DetentKnob, SpeedProfile, spin_down, turns
-from hapticam.devices.probe import ProbeSpec, simulate
+from hapticam.world.knob import DetentKnob, SpeedProfile, spin_down, turns
+from hapticam.world.probe import ProbeSpec, simulate
 from hapticam.errors import CaptureError, ModelFileError
 from hapticam.models.files import document_from_mapping, load_model, save_model
 from hapticam.models.friction import Friction
@@ -142,7 +142,7 @@ def test_knob_spin_down_coasts_under_its_friction_and_records_the_shafts_angle()
 def test_spin_down_model_verified_on_held_out_turns_with_rotary_units(tmp_path, capsys):
     """The knob's friction from a spin-down (angle only), rendered and replayed along held-out constant-speed
     turns (gentle speed changes: the model has no inertia term): fit >= 95 %, reported in N m."""
-    from hapticam.devices.excitations import make_excitation
+    from hapticam.world.excitations import make_excitation
     from hapticam.identify.friction.spin_down import fit_spin_downs
 
     knob = DetentKnob(name="knob")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from hapticam.devices.sim import SimParams, SimulatedDevice, sim_binding_actuate, sim_binding_sense
-from hapticam.devices.users import finger, force_user, press
+from hapticam.world.sim import SimParams, SimulatedDevice, sim_binding_actuate, sim_binding_sense
+from hapticam.world.users import finger, force_user, press
 from hapticam.models.base import CompiledModel
 from hapticam.models.contact import Contact
 from hapticam.models.files import load_model_only

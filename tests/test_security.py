@@ -11,8 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from hapticam.devices.sim import SimParams, SimulatedDevice
-from hapticam.devices.users import press
+from hapticam.world.sim import SimParams, SimulatedDevice
+from hapticam.world.users import press
 from hapticam.errors import ControlError, UsageError
 from hapticam.models.files import load_model_only
 from hapticam.render.loop import LoopConfig
@@ -310,7 +310,7 @@ def test_a_shared_secret_readable_by_others_is_refused(tmp_path):
 
 # -- the passivity controller at low rates --------------------------------------------------------------------
 def test_passivity_controller_helps_at_100_hz_and_is_refused_beyond_what_it_can_tame():
-    from hapticam.devices.users import finger
+    from hapticam.world.users import finger
     from hapticam.models.contact import Contact
     from hapticam.render.loop import run_simulated
     from hapticam.render.safety import passivity_stiffness_limit

@@ -19,7 +19,7 @@ from hapticam.devices import hsp_frames as hf  # noqa: E402
 from hapticam.devices.hsp_emulator import HspEmulator, build_emulator  # noqa: E402
 from hapticam.devices.registry import device_axis  # noqa: E402
 from hapticam.devices.serial_device import SerialDevice  # noqa: E402
-from hapticam.devices.sim import ROTARY_PARAMS, SimParams, turning_hand  # noqa: E402
+from hapticam.world.sim import ROTARY_PARAMS, SimParams, turning_hand  # noqa: E402
 from hapticam.errors import DeviceError  # noqa: E402
 from hapticam.models.files import save_model  # noqa: E402
 from hapticam.models.friction import Friction  # noqa: E402

@@ -14,8 +14,8 @@ from numba import njit
 
 from hapticam.devices.base import IO_HAS_V, IO_V, IO_X, ServoBinding
 from hapticam.devices.registry import open_device
-from hapticam.devices.sim import D_T, D_V, SimParams, SimulatedDevice, sim_binding_actuate, sim_sense
-from hapticam.devices.users import force_user, position_user
+from hapticam.world.sim import D_T, D_V, SimParams, SimulatedDevice, sim_binding_actuate, sim_sense
+from hapticam.world.users import force_user, position_user
 from hapticam.errors import UsageError
 from hapticam.models.contact import Contact
 from hapticam.models.impedance import ImpedanceTable, SegmentedImpedance

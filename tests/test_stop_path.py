@@ -75,7 +75,7 @@ def test_a_slow_firmware_is_disabled_at_shutdown_and_the_statistics_are_printed(
     pytest.importorskip("serial")
     from hapticam.devices import hsp_frames as hf
     from hapticam.devices.hsp_emulator import HspEmulator, build_emulator
-    from hapticam.devices.users import press
+    from hapticam.world.users import press
 
     emu = HspEmulator(None, press(0.003, 1.0), plant_clock="wall", slow_us=4000,
                       executable=build_emulator(tmp_path))

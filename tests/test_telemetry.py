@@ -13,8 +13,8 @@ import pytest
 import zmq
 
 from hapticam.cli import main
-from hapticam.devices.sim import SimParams, SimulatedDevice
-from hapticam.devices.users import press
+from hapticam.world.sim import SimParams, SimulatedDevice
+from hapticam.world.users import press
 from hapticam.capture_io import load_capture
 from hapticam.models.files import load_model_only, save_model
 from hapticam.render.loop import LoopConfig
@@ -225,7 +225,7 @@ def test_cli_errors_are_one_line_and_exit_2(argv, capsys):
 def test_ctrl_c_stops_with_zero_force_and_a_complete_recording(tmp_path):
     import _thread
 
-    from hapticam.devices.sim import D_FCMD
+    from hapticam.world.sim import D_FCMD
 
     rec = tmp_path / "interrupted.csv"
     session = make_session(tmp_path, record=rec)

@@ -12,7 +12,7 @@ import pytest
 from hapticam.cli import main
 from hapticam.devices.base import IO_FORCE
 from hapticam.devices.registry import open_device
-from hapticam.devices.users import make_user
+from hapticam.world.users import make_user
 from hapticam.models.files import load_model
 from hapticam.models.kernels import model_flags, model_force
 from hapticam.render.clock import spend_deadlines, start_deadlines

@@ -1,6 +1,6 @@
 """Identifying event-based transients (identify/transients.py): known pulses added to a hybrid key's force are
 recovered; a capture too coarse for its spikes yields a note and no transient; on the simulated piano action
-(devices/piano_key.py, probed as the demo probes it) the pulses identified on one slow press carry the impulse
+(world/piano_key.py, probed as the demo probes it) the pulses identified on one slow press carry the impulse
 of a held-out press's landing spike; ``identify hybrid-key`` writes them into the model file."""
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from scipy.ndimage import median_filter
 
 from hapticam.capture_io import save_capture
 from hapticam.cli import main
-from hapticam.devices.excitations import make_excitation
-from hapticam.devices.piano_key import KeyStrokes
-from hapticam.devices.probe import probe
-from hapticam.devices.targets import get_target
-from hapticam.identify.hybrid.key_fit import identify_hybrid_key
-from hapticam.identify.hybrid.key_params import friction_width, to_model, with_extras
+from hapticam.world.excitations import make_excitation
+from hapticam.world.piano_key import KeyStrokes
+from hapticam.world.probe import probe
+from hapticam.world.targets import get_target
+from hapticam.identify.hybrid_key.fit import identify_hybrid_key
+from hapticam.identify.hybrid_key.params import friction_width, to_model, with_extras
 from hapticam.identify.transients import identify_transients, replay
 from hapticam.models.contact import Contact
 from hapticam.models.files import load_model
-from hapticam.models.hybrid_key import EV_LANDING, HybridKey, coupling_for_device
+from hapticam.models.hybrid_key.model import EV_LANDING, HybridKey, coupling_for_device
 from hapticam.models.transients import Transient
 
 NOISE_N = 0.002

@@ -14,7 +14,7 @@ import yaml
 from hapticam.cli import main
 from hapticam.errors import ModelFileError, ModelValidationError
 from hapticam.models.files import document_from_mapping, load_model, save_model
-from hapticam.models.hybrid_key_layout import EV_LANDING, EV_STRING
+from hapticam.models.hybrid_key.layout import EV_LANDING, EV_STRING
 from hapticam.models.transients import (EVENT_CODES, TRANSIENT_EVENTS, Transient, pulse_energy_bound_J,
                                         pulse_force_integral_bound_Ns)
 

@@ -11,7 +11,7 @@ import pytest
 from hapticam.cli import main
 from hapticam.capture import Capture
 from hapticam.capture_io import load_capture, save_capture
-from hapticam.identify.impedance_fit import identify_impedance
+from hapticam.identify.impedance.fit import identify_impedance
 from hapticam.models import SegmentedImpedance, position_table
 from hapticam.models.files import save_model
 from hapticam.render.verify import is_quasi_static, verify

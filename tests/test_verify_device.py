@@ -12,12 +12,12 @@ import pytest
 
 from hapticam.capture_io import load_capture
 from hapticam.cli import main
-from hapticam.devices.sim import SimParams
+from hapticam.world.sim import SimParams
 from hapticam.errors import ParameterError, UsageError
 from hapticam.models.files import load_model
 from hapticam.render.display import DISPLAY_MARGIN
 from hapticam.render.verify import verify
-from hapticam.render.verify.cli import summary_table
+from hapticam.commands.verify import summary_table
 from hapticam.render.verify.device_replay import DEVICE_CHOICES, MAX_REALTIME_REPLAY_S, check_device
 
 from conftest import SWITCH_DIR

@@ -13,9 +13,9 @@ from scipy.signal import butter, filtfilt
 from hapticam.capture import Capture
 from hapticam.capture_io import save_capture
 from hapticam.cli import main
-from hapticam.devices.excitations import Triangle
-from hapticam.devices.knob import DetentKnob, FrictionKey, turns
-from hapticam.devices.probe import ProbeSpec, simulate
+from hapticam.world.excitations import Triangle
+from hapticam.world.knob import DetentKnob, FrictionKey, turns
+from hapticam.world.probe import ProbeSpec, simulate
 from hapticam.identify.preprocess import prepare
 from hapticam.models.files import load_model
 from hapticam.render.verify import verify
@@ -117,7 +117,7 @@ def test_simulated_friction_key_shows_no_bump_at_any_speed(speed_mps):
 
 
 def _key_friction(key: FrictionKey, v: float) -> float:
-    """The key's friction force (N) at speed v (m/s): Brown & McPhee 2016 with the square (devices/knob.py)."""
+    """The key's friction force (N) at speed v (m/s): Brown & McPhee 2016 with the square (world/knob.py)."""
     u = v / key.stribeck_radps
     return (key.coulomb_Nm * math.tanh(4 * u) + key.stribeck_Nm * u / (0.25 * u * u + 0.75) ** 2
             + key.viscous_Nmsprad * v)

@@ -261,7 +261,7 @@ def piano(tmp_path_factory):
     press and release (seed 1), with the time the press reaches the action's let-off."""
     from hapticam.demos.camera import CameraRun, _probe_capture
     from hapticam.demos.camera_hybrid import probe_and_identify
-    from hapticam.devices.targets import get_target
+    from hapticam.world.targets import get_target
 
     out = tmp_path_factory.mktemp("piano")
     model = probe_and_identify(CameraRun(out_dir=out), out, "piano-key", 0, lambda _line: None)

@@ -19,9 +19,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from hapticam.devices.excitations import make_excitation
-from hapticam.devices.probe import ProbeSpec, simulate
-from hapticam.devices.targets import get_target
+from hapticam.world.excitations import make_excitation
+from hapticam.world.probe import ProbeSpec, simulate
+from hapticam.world.targets import get_target
 from hapticam.identify.metrics import fit_report
 
 LET_OFF_SHARE_MIN = 0.8     # of the residual between tips, the share past let-off
@@ -82,8 +82,8 @@ def _exact_model_fit(overdrive_m: float, coupling: str, rate_hz: float = 1000.0)
     renders passively at the servo rate ``rate_hz``, Hz) or "pad" (the capture's own tip, 1e7 N/m: the capture's physics, not passive on the
     device). Returns the fit (%) and the share of the residual within the impact windows."""
     from hapticam.capture import Capture
-    from hapticam.devices.piano_key import HybridKeyTarget
-    from hapticam.models.hybrid_key_coupling import coupling_for_device
+    from hapticam.world.piano_key import HybridKeyTarget
+    from hapticam.models.hybrid_key.coupling import coupling_for_device
     from hapticam.render.verify.compare import verify
 
     target = HybridKeyTarget(overdrive_m=overdrive_m)

@@ -14,7 +14,7 @@ from hapticam.errors import ModelValidationError
 from hapticam.models.composite import Composite
 from hapticam.models.contact import Contact
 from hapticam.models.friction import Friction
-from hapticam.models.hybrid_key import EV_LANDING, FLAG_IMPACT, HybridKey
+from hapticam.models.hybrid_key.model import EV_LANDING, FLAG_IMPACT, HybridKey
 from hapticam.render.verify.probe_tip import CaptureProbe, capture_probe, held_by_tip
 
 G = 9.81

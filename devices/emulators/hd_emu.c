@@ -13,7 +13,7 @@
  * (highest first; equal priorities in scheduling order); a callback returning HD_CALLBACK_DONE is removed.
  * hdUnschedule waits for a running frame to end, so after it returns the callback is not called again.
  *
- * Plant (the equations of hapticam.devices.sim, so a rendering here compares with the simulator): one
+ * Plant (the equations of hapticam.world.sim, so a rendering here compares with the simulator): one
  * degree of freedom s (m) along the unit axis e of the device's space, a handle of mass m and damping b,
  * a motor with a first-order lag tau, and a scripted user holding the handle through a spring-damper to a
  * reference trajectory (or pushing with a scripted force):

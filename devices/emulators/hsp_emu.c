@@ -7,7 +7,7 @@
  * author ports handle_frame(), the watchdog and the CRC; the plant below stands in for the motor and the
  * encoder.
  *
- * Plant (the same equations as hapticam.devices.sim, so a rendering on this emulator compares with the
+ * Plant (the same equations as hapticam.world.sim, so a rendering on this emulator compares with the
  * simulator): a handle of mass m and damping b, a motor with a first-order lag tau, and a scripted user
  * holding the handle through a spring-damper to a reference trajectory (or pushing with a scripted force):
  *     f_m' = (F - f_m) / tau                    F: commanded force on the handle along +x, clamped to F_max

@@ -10,7 +10,7 @@ recording, sessions) imports nothing from here.
   against discrimination thresholds
 - :mod:`~hapticam.render.verify.impacts`: impacts in a press and the criterion for presses with impacts
 - :mod:`~hapticam.render.verify.report`: JSON and PNG reports
-- :mod:`~hapticam.render.verify.cli`: ``hapticam verify``
+- :mod:`~hapticam.commands.verify`: ``hapticam verify``
 """
 
 from hapticam.lazy_exports import lazy_exports

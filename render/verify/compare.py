@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from hapticam.devices.sim import SimParams
+from hapticam.world.sim import SimParams
 from hapticam.errors import ParameterError, UsageError
 from hapticam.capture import Capture
 from hapticam.capture_columns import AXIS_UNITS, axis_of
@@ -75,7 +75,7 @@ from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds
                                              key_features, reversal_window, switch_point_verdicts)
 from hapticam.render.verify.device_replay import (PROBE_STIFFNESS_N_PER_M, check_device, ideal_section, probe_user,
                                                   replay_on_device)
-from hapticam.devices.users import position_user
+from hapticam.world.users import position_user
 from hapticam.render.verify.probe_tip import HELD_NOTE, capture_probe, held_by_tip
 from hapticam.render.verify.impacts import (IMPACT_WINDOW_S, ImpactReport, assess_impacts, feature_spans,
                                             impact_residual, impact_windows)

@@ -6,7 +6,7 @@ trajectory (:func:`probe_user`).
 
 Without a device, verify's replay is ideal (``IDEAL_NOTE``). ``--device NAME`` (:func:`replay_on_device`)
 replays the same probe through the device the hand would hold, as the render command displays a model on
-it: the default simulated device (:class:`hapticam.devices.sim.SimParams`: 8 N force limit, 2 N s/m
+it: the default simulated device (:class:`hapticam.world.sim.SimParams`: 8 N force limit, 2 N s/m
 damping, 50 g handle; not sized to the capture), its safety limits, the display stage's coupling for a
 model stiffer than the device renders passively (:mod:`hapticam.render.display`) and the model's
 transients. ``sim`` runs on the simulated clock; ``phantom``, ``serial`` and ``zmq`` run their adapters in
@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from hapticam.devices.base import DeviceSpec
-from hapticam.devices.sim import SimParams
-from hapticam.devices.users import User, position_user
+from hapticam.world.sim import SimParams
+from hapticam.world.users import User, position_user
 from hapticam.errors import ParameterError, RenderError
 from hapticam.models.base import Model
 from hapticam.render.emulated import EMULATED_DEVICES, EMULATOR_RATE_HZ, Emulated, emulator_problem

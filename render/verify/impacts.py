@@ -58,7 +58,7 @@ import numpy as np
 from scipy.ndimage import maximum_filter1d, median_filter, minimum_filter1d
 
 from hapticam.identify.metrics import fit_report
-from hapticam.models.hybrid_key_layout import FLAG_IMPACT
+from hapticam.models.hybrid_key.layout import FLAG_IMPACT
 from hapticam.render.result import RenderResult
 from hapticam.render.verify.features import Thresholds
 

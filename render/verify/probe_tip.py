@@ -1,6 +1,6 @@
 """The capture's own probe in the ideal replay: a key held as the probe held the real one.
 
-A probe presses a key through a tip: the simulated probe's (``hapticam.devices.probe``) is a stiff pad on the
+A probe presses a key through a tip: the simulated probe's (``hapticam.world.probe``) is a stiff pad on the
 key front, one-sided (it leaves the key when the key outruns it), behind a position-servoed carriage. What the
 capture holds of a key with a hammer is then the key on that pad: it rings on it at the touch (230 Hz for the
 bare key, 100 Hz with the hammer on the jack), it leaves the pad and strikes it again when the hammer's weight
@@ -9,7 +9,7 @@ that ringing. A rendering's key held by a device's virtual coupling (1000 N/m, d
 driven kinematically does none of this, and the impact criterion then compares the instrument's ringing with the
 model's. So when a capture says what probe made it (``metadata["probe"]["tip"]``, with the carriage's mass and
 servo gains beside it), the ideal replay holds the model's key the same way (:func:`held_by_tip`): the key a
-body of its own on the tip's pad (the hybrid key's pad coupling, :mod:`hapticam.models.hybrid_key_coupling`),
+body of its own on the tip's pad (the hybrid key's pad coupling, :mod:`hapticam.models.hybrid_key.coupling`),
 and the handle a replica of the carriage: its mass, pulled along the captured positions by the servo's
 stiffness and damping (the capture's positions are the carriage's, which already lag the command by
 ``F / K_p``: replayed through the same servo they lag twice, 1.3 um at 1 N). This is the forward model of the
@@ -88,7 +88,7 @@ def held_by_tip(model: Model, probe: CaptureProbe) -> Model | None:
     """``model`` with its hybrid key held by the probe's tip (module notes), without transients; None when
     it has no hybrid key (nothing to hold: the replay renders it at the handle)."""
     from hapticam.models.composite import Composite
-    from hapticam.models.hybrid_key import HybridKey
+    from hapticam.models.hybrid_key.model import HybridKey
 
     parts = model.components() if isinstance(model, Composite) else [model]
     keys = [m for m in parts if isinstance(m, HybridKey)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from hapticam.devices.sim import SimParams, SimulatedDevice
+from hapticam.world.sim import SimParams, SimulatedDevice
 from hapticam.errors import DeviceError
 
 #: the plant: a 20 g handle, 1 N s/m of damping (K < 2 b / T = 2000 N/m at 1 kHz) and a 2 N motor
