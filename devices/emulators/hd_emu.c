@@ -622,6 +622,9 @@ void hdemu_reset(void) {
     memset(slots, 0, sizeof slots);
     frame_no = live_no = n_calls = n_errors = n_clamped = n_zeroed = n_stalled = 0;
     err_n = 0; log_n = 0; in_frame = 0; initialised = 0; enabled_mask = 0;
+    free(U_tab);                                          /* no hand at the handle until one is set */
+    U_tab = NULL;
+    U_n = 0; U_mode = 0; U_k = U_b = 0.0;
 }
 
 int hdemu_set_log(long capacity) {
