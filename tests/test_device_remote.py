@@ -107,7 +107,9 @@ def test_forces_equal_the_simulator_through_the_documented_io(kernels, name):
     n = res.force_N.size
     age = res.user_force_N                                 # AUX1: age of each tick's sample in requests
     assert res.stats.fault is None and n == round(DUR * 1000)
-    assert np.mean(age == 0) > 0.2 and np.max(np.abs(res.force_N)) > 0.1   # not a vacuous run (timing is the bench's)
+    # not a vacuous run: the server answered with fresh samples (how many is timing, the bench's: 9-15 % of
+    # ticks at load, over 20 % idle); the replay below checks every tick whatever its sample's age
+    assert np.mean(age == 0) > 0.05 and np.max(np.abs(res.force_N)) > 0.1
     from hapticam.render.safety import SafetyConfig
 
     ref = ServoLoop(MODEL, DelayedSimulatedDevice(PARAMS, user, sample_age=age),   # a remote device keeps passivity on
