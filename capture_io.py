@@ -210,6 +210,12 @@ def _parse_npz(where: str, fh: Any) -> tuple[dict[str, np.ndarray], dict[str, An
 
 
 # -- writing ----------------------------------------------------------------------------------------
+def metadata_lines(metadata: dict[str, Any]) -> str:
+    """``# key: value`` lines (JSON for mappings and lists; one line each)."""
+    return "".join(f"# {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}".replace("\n", " ") + "\n"
+                   for k, v in metadata.items())
+
+
 def save_capture(path: str | os.PathLike[str], capture: Capture) -> None:
     """Write ``capture`` in SI units to ``.csv`` or ``.npz`` (chosen by suffix), atomically.
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import io
-import json
 import os
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from hapticam.capture_io import metadata_lines
 from hapticam.errors import CaptureError, UsageError
 from hapticam.fileio import current_umask
 
@@ -37,12 +37,6 @@ _ROW_FORMAT = "%.6f,%.9e,%.9e,%.9e,%.9e,%d,%d,%.1f\n"
 PARTIAL_SUFFIX = ".partial"
 FLUSH_PERIOD_S = 0.05
 SYNC_PERIOD_S = 1.0
-
-
-def metadata_lines(metadata: dict[str, Any]) -> str:
-    """``# key: value`` lines (JSON for mappings and lists; one line each)."""
-    return "".join(f"# {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}".replace("\n", " ") + "\n"
-                   for k, v in metadata.items())
 
 
 def check_stream_path(option: str, path: str | os.PathLike[str] | None) -> Path:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import io
-import json
 import os
 import threading
 import time
@@ -34,6 +33,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from hapticam.capture_io import metadata_lines
 from hapticam.errors import HapticError, ModelFileError, RenderError
 from hapticam.fileio import atomic_write_bytes, current_umask
 from hapticam.render.layout import R_F, R_FCMD, R_FLAGS, R_LATE, R_T, R_V, R_X, RING_COLS
@@ -60,12 +60,6 @@ def format_rows(rows: np.ndarray) -> str:
         table = table.copy()
         table[:, 5] = np.nan_to_num(flags)
     return (_ROW_FORMAT * table.shape[0]) % tuple(table.ravel().tolist())
-
-
-def metadata_lines(metadata: dict[str, Any]) -> str:
-    """``# key: value`` lines (JSON for mappings and lists; one line each)."""
-    return "".join(f"# {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}".replace("\n", " ") + "\n"
-                   for k, v in metadata.items())
 
 
 def check_record_path(path: str | os.PathLike[str]) -> Path:
