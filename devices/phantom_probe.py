@@ -39,7 +39,7 @@ import numpy as np
 from hapticam.devices import phantom_hd as hd
 from hapticam.devices.base import IO_AUX1, IO_FORCE, IO_SIZE, IO_X
 from hapticam.devices.phantom import _SYNC_CALLBACK, PhantomDevice
-from hapticam.devices.probe_device import ProbeFault, ProbeSample
+from hapticam.devices.probe_device import ProbeFault, ProbeOnDevice, ProbeSample
 from hapticam.errors import DeviceError
 
 HD_CALLBACK_DONE, HD_CALLBACK_CONTINUE = 0, 1
@@ -47,7 +47,7 @@ HD_CALLBACK_DONE, HD_CALLBACK_CONTINUE = 0, 1
 MAX_QUEUED = 2000
 
 
-class PhantomProbe(PhantomDevice):
+class PhantomProbe(ProbeOnDevice, PhantomDevice):
     """A Phantom pressing an object under host-side position control (module docstring). Its device's
     scheduler paces the probing loop (``paces_itself``)."""
 
@@ -69,20 +69,8 @@ class PhantomProbe(PhantomDevice):
         self._plan_k = 0
 
     @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
     def rate_hz(self) -> float:
         return self.update_rate_hz
-
-    @property
-    def workspace_m(self) -> tuple[float, float]:
-        return self.spec.workspace_m
-
-    @property
-    def max_force_N(self) -> float:
-        return self.spec.max_force_N
 
     def begin(self) -> ProbeSample:
         """Open the device, place the axis and start the probing tick holding the handle where it is."""

@@ -76,6 +76,25 @@ class ProbeLink(Protocol):
     def end(self) -> list[str]: ...
 
 
+class ProbeOnDevice:
+    """What a :class:`ProbeLink` reads from a device adapter it extends (a :class:`~hapticam.devices.base.Device`
+    subclass): its name, workspace and peak force, from the device's specification."""
+
+    spec: Any
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def workspace_m(self) -> tuple[float, float]:
+        return self.spec.workspace_m
+
+    @property
+    def max_force_N(self) -> float:
+        return self.spec.max_force_N
+
+
 @dataclass(frozen=True)
 class ProbeLimits:
     """Safety figures (SI): the force on the object that stops a stroke (N), the approach and retract

@@ -22,13 +22,13 @@ import time
 from typing import Any
 
 from hapticam.devices import hsp_frames as hf
-from hapticam.devices.probe_device import ProbeFault, ProbeSample
+from hapticam.devices.probe_device import ProbeFault, ProbeOnDevice, ProbeSample
 from hapticam.devices.serial_device import SerialDevice
 from hapticam.devices.serial_tick import ERROR_FRAME_TEXT, F_M_PER_COUNT, F_T, F_X, I_GONE, I_RX_N
 from hapticam.errors import DeviceError
 
 
-class SerialProbe(SerialDevice):
+class SerialProbe(ProbeOnDevice, SerialDevice):
     """A probe on ``port`` (module docstring); ``rate_hz`` is the command rate (Hz),
     ``silence_ms`` how long a command may wait for its PROBE_STATE, ``watchdog_ms`` the firmware's watchdog
     (force off when no command arrives for that long)."""
@@ -41,18 +41,6 @@ class SerialProbe(SerialDevice):
         self._wrapped_s = 0.0
         #: the code of the last ERROR frame the device answered a command with
         self.refused: int | None = None
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def workspace_m(self) -> tuple[float, float]:
-        return self.spec.workspace_m
-
-    @property
-    def max_force_N(self) -> float:
-        return self.spec.max_force_N
 
     def begin(self) -> ProbeSample:
         """Open the port, enable the device and hold the probe where it is: the first sample."""
