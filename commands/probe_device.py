@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from typing import Any, Callable
 
@@ -21,7 +22,7 @@ from hapticam.errors import DeviceError, UsageError
 PROBE_DEVICES = {
     "serial": "hapticam.commands.probe_device:probe_serial",
     "phantom": "hapticam.commands.probe_device:probe_phantom",
-    "meter": "hapticam.devices.meter_port:probe_meter",
+    "meter": "hapticam.commands.probe_device:probe_meter",
 }
 #: the command rate of a device probe unless ``--rate`` says otherwise (Hz): the serial firmware's and the
 #: Phantom scheduler's usual rate
@@ -132,3 +133,38 @@ def _progress_line(duration_s: float) -> Callable[[float, Any], None]:
         sys.stderr.flush()
 
     return show
+
+
+def meter_probe(address: str, output: str | os.PathLike[str], *, as_json: bool = False, timeout_s: float = 5.0,
+                header_timeout_s: float = 60.0) -> int:
+    """``hapticam probe --device meter:PORT -o OUTPUT``: record (timeouts in s: :func:`record_meter`), print one
+    line (or ``as_json``, one JSON object) and return the exit status: 0 complete, 1 cut short (the partial
+    record is kept). A port that cannot be opened or sends no header raises
+    :class:`~hapticam.errors.DeviceError` (exit status 2)."""
+    port = address[len("meter:"):] if address.startswith("meter:") else address
+    if not port:
+        raise UsageError("--device meter:PORT: name the meter's serial port (e.g. meter:/dev/ttyUSB0)")
+    from hapticam.devices.meter_port import record_meter
+    from hapticam.progress import shown
+
+    result = record_meter(port, output, timeout_s=timeout_s, header_timeout_s=header_timeout_s,
+                          progress=sys.stderr if shown() else None)
+    if as_json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(result.describe() if result.complete else f"hapticam: {result.describe()}",
+              file=sys.stdout if result.complete else sys.stderr)
+    return 0 if result.complete else 1
+
+
+def probe_meter(address: str, args: Any) -> int:
+    """``hapticam probe --device meter:PORT -o OUTPUT [--json]`` as a ``--device`` backend (``address``: the
+    port; ``args``: the command's options). The meter strokes by itself (5 um steps to its own reverse
+    limit), so a stroke given on the command line is refused."""
+    for option, name in (("--center-mm", "center_mm"), ("--amplitude-mm", "amplitude_mm")):
+        if getattr(args, name, None) is not None:
+            raise UsageError(f"--device meter: drop {option}: the meter presses in 5 um steps up to its own reverse "
+                             "limit and back")
+    if not getattr(args, "output", None):
+        raise UsageError("--device meter:PORT needs -o CAPTURE (a .csv or .npz file)")
+    return meter_probe(address, args.output, as_json=bool(getattr(args, "json", False)))

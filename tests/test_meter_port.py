@@ -28,8 +28,8 @@ from hapticam.capture_io import load_capture  # noqa: E402
 from hapticam.capture_meter import load_meter_capture  # noqa: E402
 from hapticam.cli import main  # noqa: E402
 from hapticam.devices.meter_emulator import HEADER, MeterEmulator, MeterFirmware  # noqa: E402
-from hapticam.devices.meter_port import (MAX_LINE_BYTES, MAX_MALFORMED_BYTES, meter_probe,  # noqa: E402
-                                         partial_path, probe_meter, record_meter)
+from hapticam.commands.probe_device import meter_probe, probe_meter  # noqa: E402
+from hapticam.devices.meter_port import MAX_LINE_BYTES, MAX_MALFORMED_BYTES, partial_path, record_meter  # noqa: E402
 from hapticam.errors import DeviceError, HapticError  # noqa: E402
 
 GF = 9.80665e-3            # N per gram-force
@@ -120,7 +120,7 @@ def test_an_unplugged_meter_leaves_a_readable_partial(tmp_path):
     np.testing.assert_allclose(partial.f_N, f_N, atol=1e-9)
 
 
-_RECORDER = ("import sys; from hapticam.devices.meter_port import meter_probe; "
+_RECORDER = ("import sys; from hapticam.commands.probe_device import meter_probe; "
              "sys.exit(meter_probe(sys.argv[1], sys.argv[2]))")
 
 
