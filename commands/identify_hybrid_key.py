@@ -36,7 +36,8 @@ def register_hybrid_key(isub: argparse._SubParsersAction) -> None:
     c.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.csv or .npz), >= 10 kHz for strokes")
     c.add_argument("-o", "--output", required=True, help="model file to write (.yaml or .msgpack)")
     c.add_argument("--probe-stiffness", type=float, default=None, metavar="N/m",
-                   help="stiffness of the probe's tip on the key (with --probe-damping): the key's recoil in the contact fit")
+                   help="stiffness of the probe's tip on the key (with --probe-damping): the key's recoil in the contact fit "
+                        "(default: the one-sided tip the captures name, if any)")
     c.add_argument("--probe-damping", type=float, default=0.0, metavar="N s/m", help="damping of the probe's tip")
     c.add_argument("--device-damping", type=float, default=DEVICE_DAMPING_NSPM, metavar="N s/m",
                    help="physical damping of the device the model will be rendered on (default 2, the simulator)")
@@ -62,6 +63,17 @@ def _kind(capture: Any) -> str | None:
     return exc.get("kind") if isinstance(exc, dict) else None
 
 
+def _resting_tip(metadata: list[dict]) -> tuple[float, float] | None:
+    """The tip (stiffness N/m, damping 0) every capture names as a one-sided pad the key rests on (its
+    ``probe`` metadata), or None."""
+    from hapticam.render.verify.probe_tip import capture_probe
+
+    probes = [capture_probe(m) for m in metadata]
+    if not probes or any(p is None for p in probes) or len({p.tip_k_Npm for p in probes}) != 1:
+        return None
+    return (probes[0].tip_k_Npm, 0.0)
+
+
 def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     from hapticam.capture_io import load_capture
     from hapticam.identify.hybrid_key.fit import POOR_FIT_PERCENT, identify_hybrid_key
@@ -77,7 +89,7 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
     if args.device_damping > 1000.0 or not 100.0 <= args.render_rate <= 100_000.0:
         raise UsageError("--device-damping: at most 1000 N s/m, and --render-rate from 100 to 100000 Hz (the "
                          f"coupling is sized by them), got {args.device_damping:g} and {args.render_rate:g}")
-    captures, paths = [], {}          # paths: the name each capture is known by -> the path given
+    captures, paths, metadata = [], {}, []     # paths: the name each capture is known by -> the path given
     for path in args.captures:
         if any(Path(path).resolve() == Path(p).resolve() for p in paths.values()):
             raise UsageError(f"{path}: given twice (each capture counts once)")
@@ -87,8 +99,10 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
         # every sample, on the capture's uniform clock: what the dropout check flags in a key's capture is
         # most often a landing's spike, and the fit's time base needs the samples evenly spaced
         captures.append((name, cap.t_s, cap.x_m, cap.f_N, _kind(cap)))
+        metadata.append(cap.metadata)
     tip = None if args.probe_stiffness is None else (args.probe_stiffness, args.probe_damping)
-    fit = identify_hybrid_key(captures, probe_tip=tip)
+    resting = _resting_tip(metadata) if tip is None else None
+    fit = identify_hybrid_key(captures, probe_tip=tip or resting, key_on_tip=resting is not None)
     kc, bc = fit.coupling(args.device_damping, args.render_rate)
     from hapticam.identify.transients import identify_transients
 

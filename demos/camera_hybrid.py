@@ -68,7 +68,8 @@ def probe_and_identify(result: Any, work: Path, target_name: str, seed: int, say
     try:
         with step("[2/4] identifying the hybrid key (key, hammer, let-off, keybed)", compiles="the hybrid key",
                   about_s=HYBRID_COMPILE_S):
-            fit = identify_hybrid_key(caps, probe_tip=None if tip is None else (tip, getattr(target, "pad_Nspm", 0.0)))
+            fit = identify_hybrid_key(caps, probe_tip=None if tip is None else (tip, getattr(target, "pad_Nspm", 0.0)),
+                                      key_on_tip=target.probe_tip() is not None)
     except IdentificationError as exc:
         result.stages["identify"] = {"method": "hybrid-key", "error": str(exc)}
         say(f"[2/4] identify  hybrid-key: {exc}")

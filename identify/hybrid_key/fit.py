@@ -318,8 +318,10 @@ def _beside_the_key(st: Any, preps: Sequence[Prepared]) -> dict[str, float]:
 Captures = Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray, "str | None"]]
 
 
-def _group(captures: Captures) -> tuple[dict[str, list[Prepared]], dict[str, str]]:
-    """Prepare the captures and sort them by role (the slow stroke first: its let-off tells a bounce)."""
+def _group(captures: Captures, tip: tuple[float, float] | None = None
+           ) -> tuple[dict[str, list[Prepared]], dict[str, str]]:
+    """Prepare the captures (``tip``: the probe tip's stiffness and damping, :func:`prepare`) and sort them by
+    role (the slow stroke first: its let-off tells a bounce)."""
     roles = {c[0]: classify(c[1], c[2], kind=c[4]) for c in captures}
     if "slow" not in roles.values():
         raise IdentificationError("identify hybrid-key: needs a slow press and release past let-off onto the keybed "
@@ -335,7 +337,7 @@ def _group(captures: Captures) -> tuple[dict[str, list[Prepared]], dict[str, str
             let_off = found if let_off is None else let_off
         else:
             roles[name] = classify(t, x, let_off, kind)
-        groups[roles[name]].append(prepare(name, roles[name], t, x, f))
+        groups[roles[name]].append(prepare(name, roles[name], t, x, f, tip))
     return groups, roles
 
 
@@ -354,17 +356,18 @@ def _initial_values(st: Any) -> dict[str, float]:
 
 def identify_hybrid_key(captures: Captures, *,
                         coupling: tuple[float, float] | None = None,
-                        probe_tip: tuple[float, float] | None = None,
+                        probe_tip: tuple[float, float] | None = None, key_on_tip: bool = False,
                         progress: Callable[[str], None] | None = None) -> KeyFit:
     """Fit the hybrid key to captures ``(name, t_s, x_m, f_N, excitation kind or None)`` (module docstring;
     the kind, e.g. ``"strokes"``, names the capture's role when known); ``probe_tip``: the probe tip's
     stiffness (N/m) and damping (N s/m) when known, through which the probe pulls the key in the contact
-    fit (the key's recoil on a landing); ``coupling``: the
+    fit (the key's recoil on a landing); ``key_on_tip``: the key rests on that tip, a one-sided pad it can
+    leave (not bolted to it), so the key's own acceleration is read through it (:func:`prepare`); ``coupling``: the
     ``(k_c, b_c)`` written into the model for rendering (the fit drives the key with the captured position)."""
     say = progress or (lambda _msg: None)
     if not captures:
         raise IdentificationError("identify hybrid-key: give at least one capture")
-    groups, roles = _group(captures)
+    groups, roles = _group(captures, probe_tip if key_on_tip else None)
     slow = groups["slow"][0]
     st = static_estimates(np.arange(slow.f_N.size) * slow.dt_s, slow.x_m, slow.f_N, FIXED_DEFAULTS["gravity_mps2"])
     values = _initial_values(st)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.signal import lfilter
 
 from hapticam.identify.hybrid_key.static import smooth
 from hapticam.models.base import Model
@@ -141,7 +142,8 @@ def from_model(model: HybridKey) -> dict[str, float]:
 @dataclass
 class Prepared:
     """A capture ready for simulation: key position (m, zero-phase smoothed at ``POSITION_CUTOFF_HZ``),
-    velocity (m/s) and acceleration (m/s^2, smoothed at ``ACCELERATION_CUTOFF_HZ``), force (N), step (s),
+    velocity (m/s) and acceleration (m/s^2, smoothed at ``ACCELERATION_CUTOFF_HZ``; the key's own, read
+    through the probe's tip when its stiffness is known: :func:`key_behind_tip`), force (N), step (s),
     its role and the samples the residual uses."""
 
     name: str
@@ -167,14 +169,31 @@ ACCELERATION_CUTOFF_HZ = 300.0
 SKIP_S = 0.01
 
 
-def prepare(name: str, role: str, t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray) -> Prepared:
-    """Prepare one capture (uniform sampling required; the rate is the capture's own)."""
+def key_behind_tip(x_m: np.ndarray, f_N: np.ndarray, dt_s: float, tip: tuple[float, float]) -> np.ndarray:
+    """The key's position (m) behind a compliant probe tip: the probe's ``x_m`` less the tip's compression
+    ``delta``, which the force ``f_N`` (N) on the tip gives through the tip's stiffness and damping ``tip``
+    (N/m, N s/m): ``k delta + b delta' = f`` (implicit Euler at ``dt_s``), one-sided (a pull leaves it
+    uncompressed)."""
+    k, b = tip
+    c = b / dt_s
+    delta = lfilter([1.0 / (k + c)], [1.0, -c / (k + c)], np.maximum(f_N, 0.0))
+    return x_m - delta
+
+
+def prepare(name: str, role: str, t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndarray,
+            tip: tuple[float, float] | None = None) -> Prepared:
+    """Prepare one capture (uniform sampling required; the rate is the capture's own). ``tip``: the probe
+    tip's stiffness (N/m) and damping (N s/m) when known. The key's acceleration, which multiplies its mass,
+    is then the key's own (:func:`key_behind_tip`): the key rings on the tip, and the probe's carriage
+    recoils from that ringing against the force, which biases a mass read from the carriage's
+    acceleration low (48 g for the simulated piano key's 60 g; 61 g through its tip)."""
     dt = float(np.median(np.diff(t_s)))
+    f = np.asarray(f_N, float)
     x = np.ascontiguousarray(smooth(np.asarray(x_m, float), dt, POSITION_CUTOFF_HZ))
-    xa = smooth(np.asarray(x_m, float), dt, ACCELERATION_CUTOFF_HZ)
+    key = np.asarray(x_m, float) if tip is None else key_behind_tip(np.asarray(x_m, float), f, dt, tip)
+    xa = smooth(key, dt, ACCELERATION_CUTOFF_HZ)
     v = np.ascontiguousarray(np.gradient(x, dt))
     a = np.ascontiguousarray(np.gradient(np.gradient(xa, dt), dt))
-    f = np.asarray(f_N, float)
     use = np.arange(int(round(SKIP_S / dt)), f.size)
     noise = float(1.4826 * np.median(np.abs(np.diff(f) - np.median(np.diff(f)))) / math.sqrt(2.0))
     return Prepared(name, role, dt, x, v, a, f, use, max(noise, 1e-4))
