@@ -297,14 +297,33 @@ def impact_onsets(t: np.ndarray, f: np.ndarray, th: Thresholds) -> np.ndarray:
     if t.size < 3:
         return np.zeros(0)
     rises, residual, jnd = sharp_rises(t, f, th)
-    if not rises:
+    return _with_momentum(t, residual, jnd, np.asarray(rises, dtype=np.int64))
+
+
+def _with_momentum(t: np.ndarray, residual: np.ndarray, jnd: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The onsets (s) among the sample indices ``idx`` (ascending) whose pulse carries momentum: the residual
+    over the baseline (N), integrated from ``LEAD_S`` before the onset until its envelope falls below the
+    JND (N), the next onset's lead or ``MAX_WINDOW_S``, exceeds one JND times that length (module notes)."""
+    if idx.size == 0:
         return np.zeros(0)
-    idx = np.asarray(rises)
     starts = t[idx] - LEAD_S
     ends = _window_ends(t, envelope(np.abs(residual) / jnd, float(np.median(np.diff(t)))) < 1.0, idx, starts)
     ends = np.minimum(ends, np.r_[starts[1:], np.inf])            # a pulse ends where the next one's lead begins
     kept = [t[i] for i, a, b in zip(idx, starts, ends) if _integral(t, residual, a, b) > jnd[i] * (b - a)]
     return np.asarray(kept, dtype=np.float64)
+
+
+def felt_flagged(t: np.ndarray, f: np.ndarray, flagged: np.ndarray, th: Thresholds) -> np.ndarray:
+    """Of the impacts the model flagged at ``flagged`` (s), those whose pulse in the rendered force ``f`` (N
+    at times ``t``, s) carries momentum, by the test that decides a captured impact (:func:`impact_onsets`):
+    a landing too soft to tell in the force is no more an impact on the rendered side than on the captured
+    one (a hammer's last bounces in its backcheck, a jack meeting the hammer at the touch)."""
+    t, f = np.asarray(t, dtype=np.float64), np.asarray(f, dtype=np.float64)
+    if t.size < 3 or flagged.size == 0:
+        return np.zeros(0)
+    base = local_baseline(f, float(np.median(np.diff(t))))
+    idx = np.unique(np.clip(np.searchsorted(t, flagged), 0, t.size - 1))
+    return _with_momentum(t, f - base, th.force_jnd_at(base), idx)
 
 
 def _integral(t: np.ndarray, y: np.ndarray, a: float, b: float) -> float:
@@ -431,7 +450,8 @@ def assess_impacts(t: np.ndarray, f_captured: np.ndarray, f_rendered: np.ndarray
                             note="not looked for on a rotary axis (the force JND is a key's, in N)")
     captured = impact_onsets(t[valid], f_captured[valid], th)
     flagged = flagged_onsets(result, t_replay, t)
-    rendered = _merge_onsets(np.r_[flagged, impact_onsets(t[valid], f_rendered[valid], th)])
+    felt = felt_flagged(t[valid], f_rendered[valid], flagged, th)
+    rendered = _merge_onsets(np.r_[felt, impact_onsets(t[valid], f_rendered[valid], th)])
     return judge_impacts(t, f_captured, f_rendered, valid, captured, rendered, th, flagged)
 
 
