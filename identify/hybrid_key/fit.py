@@ -354,6 +354,31 @@ def _initial_values(st: Any) -> dict[str, float]:
            "touch_m": math.nan if st.touch_m is None else st.touch_m}
 
 
+def _contact_damping(groups: dict[str, list[Prepared]], values: dict[str, float], se: dict[str, float],
+                     fixed: dict[str, str], notes: list[str], probe_tip: tuple[float, float] | None) -> None:
+    """The contact's Hunt-Crossley alpha = b / k from the bounces in the backcheck after let-off, else from the
+    oscillation's landings (:mod:`hapticam.identify.hybrid_key.bounce`): ``values`` and ``se`` get b when the
+    captures pin it, ``fixed`` says why when they do not; ``notes`` get each fit's note."""
+    alpha, alpha_se, note = backcheck_alpha(groups["slow"] + groups["stroke"], values, probe_tip)
+    notes.append(note)
+    source = "the bounces in the backcheck after let-off"
+    if not math.isfinite(alpha) and groups["bounce"]:
+        alpha, alpha_se, note = bounce_alpha(groups["bounce"][0], values, probe_tip)
+        notes.append(note)
+        source = "the oscillation's landings"
+    if math.isfinite(alpha) and not alpha_se < MAX_RELATIVE_SE * alpha:
+        fixed["contact_b_Nspm"] = (f"{source} do not pin alpha = b / k (alpha {alpha:.3g} s/m, "
+                                   f"standard error {alpha_se:.3g}): kept at alpha k = {values['contact_b_Nspm']:g}")
+        alpha = math.nan
+    if math.isfinite(alpha):
+        values["contact_b_Nspm"] = alpha * values["contact_k_Npm"]
+        se["contact_b_Nspm"] = alpha_se * values["contact_k_Npm"]
+    elif "contact_b_Nspm" not in fixed:
+        why = ("no bounce sequence after let-off and " + ("no landing of the oscillation was found" if groups["bounce"]
+                                                          else "no oscillation below let-off"))
+        fixed["contact_b_Nspm"] = f"{why}: kept at alpha k = {values['contact_b_Nspm']:g}"
+
+
 def identify_hybrid_key(captures: Captures, *,
                         coupling: tuple[float, float] | None = None,
                         probe_tip: tuple[float, float] | None = None, key_on_tip: bool = False,
@@ -400,25 +425,9 @@ def identify_hybrid_key(captures: Captures, *,
         se.update(lin_se)
     _keybed(groups["slow"], values, se)
     say("slow stroke and strokes: key mass and keybed by least squares on the simulated hammer")
-    alpha, alpha_se, note = backcheck_alpha(groups["slow"] + groups["stroke"], values, probe_tip)
-    notes.append(note)
-    source = "the bounces in the backcheck after let-off"
-    if not math.isfinite(alpha) and groups["bounce"]:
-        alpha, alpha_se, note = bounce_alpha(groups["bounce"][0], values, probe_tip)
-        notes.append(note)
-        source = "the oscillation's landings"
-    if math.isfinite(alpha) and not alpha_se < MAX_RELATIVE_SE * alpha:
-        fixed["contact_b_Nspm"] = (f"{source} do not pin alpha = b / k (alpha {alpha:.3g} s/m, "
-                                   f"standard error {alpha_se:.3g}): kept at alpha k = {values['contact_b_Nspm']:g}")
-        alpha = math.nan
-    if math.isfinite(alpha):
-        values["contact_b_Nspm"] = alpha * values["contact_k_Npm"]
-        se["contact_b_Nspm"] = alpha_se * values["contact_k_Npm"]
-        say(f"Hunt-Crossley alpha = b / k from {source}")
-    elif "contact_b_Nspm" not in fixed:
-        why = ("no bounce sequence after let-off and " + ("no landing of the oscillation was found" if groups["bounce"]
-                                                          else "no oscillation below let-off"))
-        fixed["contact_b_Nspm"] = f"{why}: kept at alpha k = {values['contact_b_Nspm']:g}"
+    _contact_damping(groups, values, se, fixed, notes, probe_tip)
+    if "contact_b_Nspm" in se:
+        say("Hunt-Crossley alpha = b / k from the landings")
     for name in ("keybed_b_Nspm", "key_mass_kg"):
         if name not in se or not math.isfinite(se[name]):
             fixed[name] = f"not excited by these captures: kept at {values[name]:g}"
