@@ -7,12 +7,14 @@ until the force passes its reverse limit, then releasing back to 0. :func:`recor
 (pyserial, the ``serial`` extra; 9600 baud, the firmware's), waits for the header, and records the lines until
 the release is back at 0.
 
-The file. The lines are streamed as they arrive to ``STEM.partial.csv`` beside the output, in the meter's own
-format (its header, then the data lines as received), which every command reads as a meter record
-(:mod:`hapticam.capture_meter`: units converted, force tared by the first sample, strokes, actuation and
-release points, the meter's author credited in ``instrument``). Lines are handed to the operating system every
-``FLUSH_PERIOD_S`` (whole lines only) and ``fsync``\\ ed every ``SYNC_PERIOD_S``, so a recorder killed
-(``kill -9``) leaves a readable partial record missing at most the last flush period's lines. When the
+The file. The lines are streamed as they arrive to ``STEM.partial.csv`` beside the output (a
+:class:`~hapticam.streamed_file.StreamedFile`), in the meter's own format (its header, then the data lines as
+received), which every command reads as a meter record (:mod:`hapticam.capture_meter`: units converted, force
+tared by the first sample, strokes, actuation and release points, the meter's author credited in
+``instrument``). Lines are handed to the operating system every ``FLUSH_PERIOD_S`` (whole lines only) and
+``fsync``\\ ed every ``SYNC_PERIOD_S``, so a recorder killed (``kill -9``) leaves a readable partial record
+missing at most the last flush period's lines; ``hapticam recover`` (:mod:`hapticam.render.recover`) completes
+it into ``STEM.csv`` (its complete lines, a line cut by a power cut dropped). When the
 release ends, the partial file is synced and renamed onto a ``.csv`` output (the meter's stream itself) or,
 for ``.npz``, converted (:func:`hapticam.capture_io.save_capture`, atomic; metadata: the port, the time, the
 counts) and removed. The output's name never holds a half-written file, nor a record cut short.
@@ -47,8 +49,10 @@ from hapticam.capture_io import save_capture
 from hapticam.capture_meter import load_meter_capture
 from hapticam.capture_meter_log import MAX_LOG_BYTES, SERIAL_HEADER, header_kind
 from hapticam.errors import CaptureError, DependencyMissingError, DeviceError, UsageError
-from hapticam.fileio import current_umask, json_safe
+from hapticam.fileio import json_safe
 from hapticam.progress import StatusLine
+from hapticam.streamed_file import (FLUSH_PERIOD_S, PARTIAL_CSV_SUFFIX, SYNC_PERIOD_S,  # noqa: F401
+                                    StreamedFile, StreamFormat, destination_of)
 
 #: the header the partial record starts with (the firmware's)
 METER_HEADER = "Raw X (microns),Raw Force (gf),Actuated?"
@@ -69,9 +73,8 @@ MAX_RECORD_BYTES = MAX_LOG_BYTES
 MAX_JUMP_UM = 50.0
 #: the firmware's own threshold of an HX711 error (gf): a first reading below it is a drop-out
 HX711_ERROR_GF = -30.0
-#: how often lines are handed to the operating system, and synced to disk (s)
-FLUSH_PERIOD_S = 0.05
-SYNC_PERIOD_S = 1.0
+#: what ``hapticam recover`` needs to know of a partial record: the meter's own stream, without metadata
+METER_FORMAT = StreamFormat(kind="meter record", header=METER_HEADER, count_name="samples", metadata=False)
 #: how long one read waits for data (s): how quickly Ctrl-C and the timeouts are seen
 POLL_S = 0.1
 #: how often the progress line is redrawn (s)
@@ -119,14 +122,15 @@ class MeterRecording:
         if self.complete:
             return f"meter {self.port}: recorded {figures}{points}, {self.dropouts} drop-out(s) -> {self.path}"
         kept = ("nothing kept" if self.path is None
-                else f"the samples received are in {self.path} (a meter record every command reads)")
+                else f"the samples received are in {self.path} (a meter record every command reads; "
+                     f"'hapticam recover {self.path}' completes it)")
         return f"meter {self.port}: recording cut short: {self.reason}; {figures}; {kept}"
 
 
 def partial_path(output: str | os.PathLike[str]) -> Path:
     """Where a recording to ``output`` streams until it is complete: ``STEM.partial.csv`` beside it."""
     p = Path(output)
-    return p.with_name(p.stem + ".partial.csv")
+    return p.with_name(p.stem + PARTIAL_CSV_SUFFIX)
 
 
 def record_meter(port: str, output: str | os.PathLike[str], *, timeout_s: float = 5.0,
@@ -283,24 +287,16 @@ class _Session:
         self.result = MeterRecording(port=port, path=None, complete=False, reason="")
         self.pressing = True
         self.last_um: float | None = None
-        self.pending = bytearray()
-        self.written = 0
         self.bad_line_bytes = 0
         self.peak_gf = -float("inf")          # the largest reading kept (gf)
         self.started = time.monotonic()
-        self._last_flush = self._last_sync = self._last_shown = 0.0
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        self._last_shown = 0.0
         try:
-            self.fd: int | None = os.open(part, flags, 0o666 & ~current_umask())
+            self.file = StreamedFile(destination_of(part) or part, METER_HEADER + "\n", partial=part)
         except FileExistsError:
             raise UsageError(f"{part} exists (another recording to the same name?)") from None
-        except OSError as exc:
-            raise DeviceError(f"{part}: cannot write ({exc.strerror or exc})") from None
-        self._append(METER_HEADER + "\n")
-        self.flush(sync=True)
-        if self.fd is None:                      # the header could not be written: nothing to keep
-            part.unlink(missing_ok=True)
-            raise DeviceError(f"meter {port}: {self.result.reason}")
+        except OSError as exc:                   # nothing is left
+            raise DeviceError(f"meter {port}: cannot write {part} ({exc.strerror or exc})") from None
 
     def run(self, reader: _LineReader, timeout_s: float, first: list[bytes | None]) -> None:
         """Record ``first`` (the lines that came with the header) and the lines that follow until the release
@@ -350,10 +346,12 @@ class _Session:
         if self.last_um is None and f_gf < HX711_ERROR_GF:
             self.result.leading_dropouts += 1
             return
-        if self.written + len(text) + 1 > MAX_RECORD_BYTES:
+        if self.file.written + len(text) + 1 > MAX_RECORD_BYTES:
             self.stop(f"the record reached {MAX_RECORD_BYTES // 2**20} MiB, over what a meter record may hold")
             return
-        self._append(text + "\n")
+        self._stream(text + "\n")
+        if self.file.closed:                     # the write failed: the recording has ended
+            return
         self._count(x_um, f_gf)
         if not self.pressing and x_um == 0.0:
             self.result.complete = True
@@ -387,8 +385,7 @@ class _Session:
 
     def tick(self, now: float) -> None:
         """Flush (and sync) when a period has passed; redraw the status line."""
-        if now - self._last_flush >= FLUSH_PERIOD_S or self.result.reason:
-            self.flush(sync=now - self._last_sync >= SYNC_PERIOD_S)
+        self._stream()
         if self.line is not None and now - self._last_shown >= PROGRESS_PERIOD_S:
             self._last_shown = now
             r = self.result
@@ -397,37 +394,24 @@ class _Session:
                            f"{'pressing' if self.pressing else 'releasing'}, {force}"
                            + (f", {r.malformed} malformed" if r.malformed else ""))
 
-    def _append(self, text: str) -> None:
-        data = text.encode("ascii")
-        self.pending += data
-        self.written += len(data)
-
-    def flush(self, sync: bool) -> None:
-        """Write the pending whole lines (a ``kill -9`` keeps them); ``sync``: to the disk as well."""
-        if self.fd is None:
+    def _stream(self, text: str = "") -> None:
+        """Stream whole lines ``text`` (none: only flush and sync if a period has passed); a failed write ends
+        the recording."""
+        if self.file.closed:
             return
         try:
-            data = bytes(self.pending)
-            self.pending.clear()
-            done = 0
-            while done < len(data):
-                done += os.write(self.fd, data[done:])
-            if sync:
-                os.fsync(self.fd)
-                self._last_sync = time.monotonic()
+            self.file.write(text)
         except OSError as exc:
-            self.stop(f"cannot write {self.part} ({exc.strerror or exc})")
             self.result.complete = False
-            fd, self.fd = self.fd, None
-            os.close(fd)
-        self._last_flush = time.monotonic()
+            self.stop(f"cannot write {self.part} ({exc.strerror or exc})")
 
     def close(self) -> None:
         """Flush, sync and close the partial file."""
-        self.flush(sync=True)
-        fd, self.fd = self.fd, None
-        if fd is not None:
-            os.close(fd)
+        try:
+            self.file.close()
+        except OSError as exc:
+            self.result.complete = False
+            self.stop(f"cannot write {self.part} ({exc.strerror or exc})")
         self.result.seconds = time.monotonic() - self.started
 
 

@@ -8,35 +8,35 @@ position commanded, m), ``actuator_N`` (the probe actuator's force, N), ``contac
 electrical contact: 1 closed, 0 open, -1 not measured), ``status`` (the transport's status bits) and
 ``lateness_us`` (how late the sample's command went out after its deadline, us).
 
-Crash safety, as a render's recording (:mod:`hapticam.render.recording`, whose contract this follows):
+Crash safety, as a render's recording (both are a :class:`~hapticam.streamed_file.StreamedFile`):
 the rows go to ``NAME.partial`` beside the destination (opened exclusively, with ``# pid: N`` in its
 header), are handed to the operating system every ``flush_period_s`` (50 ms: what a ``kill -9`` loses)
 and ``fsync``\\ ed every ``sync_period_s`` (1 s: what a power cut loses); :meth:`CaptureStream.close`
 appends the run's final metadata (``samples``, ``stopped`` ...) and renames the file onto ``NAME``. A
 run that ends on a fault still closes its stream, so the samples before the fault are a complete capture
-under the destination's name.
+under the destination's name. A capture whose process was killed is left in ``NAME.partial``, valid up to
+the last flush: ``hapticam recover`` (:mod:`hapticam.render.recover`) completes it into ``NAME`` (its
+complete lines, then ``samples`` and ``recovered``), which ``identify`` reads as it reads a finished one.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import io
 import os
-import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
 from hapticam.capture_io import metadata_lines
 from hapticam.errors import CaptureError, UsageError
-from hapticam.fileio import current_umask
+from hapticam.streamed_file import (FLUSH_PERIOD_S, PARTIAL_SUFFIX, SYNC_PERIOD_S, StreamedFile,  # noqa: F401
+                                    StreamFormat, partial_path)
 
 PROBE_COLUMNS = ("t_s", "x_m", "force_N", "x_cmd_m", "actuator_N", "contact", "status", "lateness_us")
 _ROW_FORMAT = "%.6f,%.9e,%.9e,%.9e,%.9e,%d,%d,%.1f\n"
-PARTIAL_SUFFIX = ".partial"
-FLUSH_PERIOD_S = 0.05
-SYNC_PERIOD_S = 1.0
+#: what ``hapticam recover`` needs to know of a partial probe capture
+PROBE_FORMAT = StreamFormat(kind="probe capture", header=",".join(PROBE_COLUMNS), count_name="samples")
 
 
 def check_stream_path(option: str, path: str | os.PathLike[str] | None) -> Path:
@@ -54,9 +54,9 @@ def check_stream_path(option: str, path: str | os.PathLike[str] | None) -> Path:
         raise UsageError(f"{option} {p}: is a folder")
     if not os.access(folder, os.W_OK):
         raise UsageError(f"{option} {p}: folder {folder} is not writable")
-    if os.path.lexists(p.with_name(p.name + PARTIAL_SUFFIX)):
+    if os.path.lexists(partial_path(p)):
         raise UsageError(f"{option} {p}: {p.name}{PARTIAL_SUFFIX} exists (a probe interrupted earlier?); "
-                         "move or remove it first")
+                         f"complete it with 'hapticam recover {partial_path(p)}', or move or remove it first")
     return p
 
 
@@ -67,52 +67,36 @@ class CaptureStream:
     def __init__(self, path: str | os.PathLike[str], metadata: dict[str, Any], *,
                  flush_period_s: float = FLUSH_PERIOD_S, sync_period_s: float = SYNC_PERIOD_S) -> None:
         self.path = Path(path)
-        self.partial = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
-        self.flush_period_s, self.sync_period_s = flush_period_s, sync_period_s
+        self.partial = partial_path(self.path)
         self.samples = 0
+        self.completed = False
         started = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+        head = metadata_lines({**metadata, "pid": os.getpid(), "started": started}) + ",".join(PROBE_COLUMNS) + "\n"
         try:
-            fd = os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                         0o666 & ~current_umask())
+            self._file = StreamedFile(self.path, head, flush_period_s=flush_period_s, sync_period_s=sync_period_s)
         except OSError as exc:
             raise CaptureError(f"{self.partial}: cannot write the capture ({exc.strerror or exc})") from exc
-        self._fh: IO[str] | None = io.open(fd, "w", encoding="utf-8", buffering=1 << 20, newline="\n")
-        self._fh.write(metadata_lines({**metadata, "pid": os.getpid(), "started": started}))
-        self._fh.write(",".join(PROBE_COLUMNS) + "\n")
-        self._sync()
-
-    def _sync(self) -> None:
-        assert self._fh is not None
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._last_flush = self._last_sync = time.monotonic()
 
     def add(self, rows: np.ndarray) -> None:
-        """Append rows ``(n, len(PROBE_COLUMNS))``; flush (and sync) when a period has passed."""
+        """Append rows ``(n, len(PROBE_COLUMNS))``; flush (and sync) when a period has passed. A write that
+        fails raises its :class:`OSError`; the samples before it stay in the partial file."""
         rows = np.asarray(rows, dtype=np.float64).reshape(-1, len(PROBE_COLUMNS))
-        if self._fh is None or rows.shape[0] == 0:
+        if self._file.closed or rows.shape[0] == 0:
             return
-        self._fh.write((_ROW_FORMAT * rows.shape[0]) % tuple(rows.ravel().tolist()))
+        self._file.write((_ROW_FORMAT * rows.shape[0]) % tuple(rows.ravel().tolist()))
         self.samples += rows.shape[0]
-        now = time.monotonic()
-        if now - self._last_sync >= self.sync_period_s:
-            self._sync()
-        elif now - self._last_flush >= self.flush_period_s:
-            self._fh.flush()
-            self._last_flush = now
 
     def close(self, extra_metadata: dict[str, Any] | None = None) -> Path:
         """Append the final metadata and ``samples``, sync, and rename the capture into place."""
-        fh, self._fh = self._fh, None
-        if fh is None:
+        if self.completed:
             return self.path
         try:
-            fh.write(metadata_lines({**(extra_metadata or {}), "samples": self.samples}))
-            fh.flush()
-            os.fsync(fh.fileno())
-            fh.close()
-            os.replace(self.partial, self.path)
+            if self._file.closed:                    # a write failed before
+                raise OSError(self._file.failure or "the partial file was closed")
+            self._file.finish(metadata_lines({**(extra_metadata or {}), "samples": self.samples}))
         except OSError as exc:
             raise CaptureError(f"{self.path}: the capture could not be completed ({exc.strerror or exc}); "
-                               f"its samples are in {self.partial}") from exc
+                               f"its samples are in {self.partial}: complete them with 'hapticam recover "
+                               f"{self.partial}'") from exc
+        self.completed = True
         return self.path

@@ -5,16 +5,17 @@ columns ``v_mps,force_cmd_N,flags,lateness_us`` (the capture loader keeps ``v_mp
 ignored). ``force_N`` is the force rendered (after the safety layer), ``force_cmd_N`` the model's.
 
 Crash safety: a :class:`Recorder` streams ticks to ``NAME.partial`` beside the destination as they
-arrive (bounded memory: one batch at a time), hands them to the operating system every
-``flush_period_s`` (``FLUSH_PERIOD_S``, 50 ms) and ``fsync``\\ s the file every ``sync_period_s``
-(``SYNC_PERIOD_S``, 1 s), both on the thread that adds the rows (the session's pump, never the servo
-tick), and at ``stop`` appends the run's final metadata (``# ticks: N`` ...) and renames it onto ``NAME``.
-So a reader never sees a partial file under the destination's name; after ``kill -9`` the ``.partial``
-file holds a valid capture up to the last flush (the ticks of at most one flush period and one pump batch,
-about 60 ms, and one partial line lost; ``hapticam bench soak --kill-trials N`` measures it), after a
-power cut up to the last ``fsync`` (about a second); :func:`hapticam.render.recover.recover`
-(``hapticam recover``) completes it. The partial file's header names the writing process (``# pid: N``),
-so a stale one can be told from one still being written.
+arrive (a :class:`~hapticam.streamed_file.StreamedFile`; bounded memory: one flush period's lines, at most
+about 1 MiB), hands
+them to the operating system every ``flush_period_s`` (``FLUSH_PERIOD_S``, 50 ms) and ``fsync``\\ s the file
+every ``sync_period_s`` (``SYNC_PERIOD_S``, 1 s), both on the thread that adds the rows (the session's pump,
+never the servo tick), and at ``stop`` appends the run's final metadata (``# ticks: N`` ...) and renames it
+onto ``NAME``. So a reader never sees a partial file under the destination's name; after ``kill -9`` the
+``.partial`` file holds a valid capture up to the last flush (the ticks of at most one flush period and one
+pump batch, about 60 ms, are lost; ``hapticam bench soak --kill-trials N`` measures it), after a power cut up
+to the last ``fsync`` (about a second), perhaps with part of a line; :func:`hapticam.render.recover.recover`
+(``hapticam recover``) completes it. The partial file's header names the writing process (``# pid: N``), and
+the writer holds its lock, so a stale one can be told from one still being written.
 
 A write that fails (a full disk, a file size limit) cuts the recording short: the recorder closes the
 partial file, drops every later tick, and its ``stop`` raises :class:`~hapticam.errors.RenderError` with
@@ -24,28 +25,25 @@ one line saying why and after how many ticks (``failure``), leaving the partial 
 from __future__ import annotations
 
 import datetime as _dt
-import io
 import os
 import threading
-import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
 from hapticam.capture_io import metadata_lines
 from hapticam.errors import HapticError, ModelFileError, RenderError
-from hapticam.fileio import atomic_write_bytes, current_umask
+from hapticam.fileio import atomic_write_bytes
 from hapticam.render.layout import R_F, R_FCMD, R_FLAGS, R_LATE, R_T, R_V, R_X, RING_COLS
+from hapticam.streamed_file import (FLUSH_PERIOD_S, PARTIAL_SUFFIX, SYNC_PERIOD_S, StreamedFile,  # noqa: F401
+                                    StreamFormat, partial_path)
 
 RECORD_COLUMNS = ("t_s", "x_m", "force_N", "v_mps", "force_cmd_N", "flags", "lateness_us")
 _RING_INDEX = (R_T, R_X, R_F, R_V, R_FCMD, R_FLAGS, R_LATE)
 _ROW_FORMAT = "%.9f,%.9e,%.9e,%.9e,%.9e,%d,%.3f\n"
-PARTIAL_SUFFIX = ".partial"
-#: how often rows are handed to the operating system (s): what a ``kill -9`` loses, plus one pump batch
-FLUSH_PERIOD_S = 0.05
-#: how often the partial file is ``fsync``\ ed (s): what a power cut loses
-SYNC_PERIOD_S = 1.0
+#: what ``hapticam recover`` needs to know of a partial recording
+RECORDING_FORMAT = StreamFormat(kind="recording", header=",".join(RECORD_COLUMNS), count_name="ticks")
 RECORD_SUFFIXES = (".csv", ".txt")
 
 
@@ -74,12 +72,6 @@ def check_record_path(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def partial_path(path: str | os.PathLike[str]) -> Path:
-    """Where a recording to ``path`` is streamed until it is complete."""
-    p = Path(path)
-    return p.with_name(p.name + PARTIAL_SUFFIX)
-
-
 def write_recording(path: str | os.PathLike[str], rows: np.ndarray, metadata: dict[str, Any] | None = None) -> Path:
     """Write ring rows ``(n, RING_COLS)`` to ``path`` (``.csv``) atomically; returns the path."""
     p = check_record_path(path)
@@ -94,7 +86,7 @@ def write_recording(path: str | os.PathLike[str], rows: np.ndarray, metadata: di
 class Recorder:
     """Streams ticks from the loop's pump (``add``) between ``start`` and ``stop`` to a partial file that
     ``stop`` completes and renames into place (module docstring). Thread-safe: the control thread
-    starts and stops it while the pump thread adds rows. Memory is bounded by one batch.
+    starts and stops it while the pump thread adds rows. Memory is bounded by one flush period's lines.
 
     ``flush_period_s`` and ``sync_period_s`` (s): module docstring. ``failure``: why the current recording
     was cut short (``None`` while every write succeeded)."""
@@ -105,13 +97,9 @@ class Recorder:
         self.flush_period_s = flush_period_s
         self.sync_period_s = sync_period_s
         self._lock = threading.Lock()
-        self._fh: IO[str] | None = None
-        self._partial: Path | None = None
-        self._last_flush = 0.0
-        self._last_sync = 0.0
+        self._file: StreamedFile | None = None
         self.path: Path | None = None
         self.ticks = 0
-        self.flushes = 0
         self.failure: str | None = None
         self._closed = False
 
@@ -130,90 +118,53 @@ class Recorder:
                 raise RenderError("the session has ended: nothing more is recorded")
             if self.path is not None:
                 raise RenderError(f"already recording to {self.path}")
+            started = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+            head = metadata_lines({**self.metadata, "pid": os.getpid(), "started": started}) + \
+                ",".join(RECORD_COLUMNS) + "\n"
             try:
-                fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                             0o666 & ~current_umask())
+                self._file = StreamedFile(p, head, flush_period_s=self.flush_period_s,
+                                          sync_period_s=self.sync_period_s)
             except FileExistsError:
                 raise RenderError(f"{part} exists (a recording interrupted earlier?): recover it with "
                                   f"'hapticam recover {part}' or remove it") from None
             except OSError as exc:
                 raise RenderError(f"{p}: cannot record ({exc.strerror or exc})") from exc
-            fh = io.open(fd, "w", encoding="utf-8", buffering=1 << 20, newline="\n")
-            started = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-            self._fh, self._partial, self.path, self.ticks, self.failure = fh, part, p, 0, None
-            try:
-                fh.write(metadata_lines({**self.metadata, "pid": os.getpid(), "started": started}))
-                fh.write(",".join(RECORD_COLUMNS) + "\n")
-                self._flush(sync=True)
-            except OSError as exc:
-                self._cut_short(exc)
-                self._partial, self.path = None, None
-                part.unlink(missing_ok=True)                        # no tick in it
-                raise RenderError(f"{p}: cannot record ({exc.strerror or exc})") from exc
+            self.path, self.ticks, self.failure = p, 0, None
         return p
 
     def add(self, first_tick: int, rows: np.ndarray) -> None:
-        """Append rows (formatted at once: nothing is kept in memory); flush (and sync) if a period has
-        passed. A write that fails cuts the recording short (module docstring); nothing is raised."""
+        """Append rows (formatted at once); flush (and sync) if a period has passed. A write that fails cuts
+        the recording short (module docstring); nothing is raised."""
         with self._lock:
-            if self._fh is None or rows.size == 0:
+            if self._file is None or self._file.closed or rows.size == 0:
                 return
+            text = format_rows(rows)
             try:
-                self._fh.write(format_rows(rows))
+                self._file.write(text)
                 self.ticks += rows.shape[0]
-                now = time.monotonic()
-                if now - self._last_flush >= self.flush_period_s:
-                    self._flush(sync=now - self._last_sync >= self.sync_period_s)
             except OSError as exc:
-                self._cut_short(exc)
-
-    def _flush(self, sync: bool) -> None:
-        """Hand the buffered lines to the operating system (they survive kill -9) and, if ``sync``, to the
-        disk (they survive a power cut)."""
-        assert self._fh is not None
-        self._fh.flush()
-        self._last_flush = time.monotonic()
-        if sync:
-            os.fsync(self._fh.fileno())
-            self._last_sync = self._last_flush
-        self.flushes += 1
-
-    def _cut_short(self, exc: OSError) -> None:
-        """Stop writing after a failed write: say why in ``failure`` and close the partial file."""
-        fh, self._fh = self._fh, None
-        self.failure = f"{exc.strerror or exc} at tick {self.ticks}"
-        _close_quietly(fh)
+                self.failure = f"{exc.strerror or exc} at tick {self.ticks}"
 
     def stop(self, extra_metadata: dict[str, Any] | None = None, *, final: bool = False) -> tuple[Path, int] | None:
         """Complete the recording; returns ``(path, ticks)`` or ``None`` if not recording. ``final``: the
         session ends, and ``start`` refuses from now on."""
         with self._lock:
             self._closed = self._closed or final
-            if self.path is None:
+            if self.path is None or self._file is None:
                 return None
-            fh, part, path, n = self._fh, self._partial, self.path, self.ticks
-            self._fh, self._partial, self.path, self.ticks = None, None, None, 0
-            if fh is None:
-                raise RenderError(f"{path}: recording cut short: {self.failure}; the ticks written before are in "
-                                  f"{part}: complete them with 'hapticam recover {part}'")
+            file, path, n = self._file, self.path, self.ticks
+            self._file, self.path, self.ticks = None, None, 0
+            if file.closed:
+                raise _cut_short(path, file.partial, self.failure)
             try:
-                fh.write(metadata_lines({**(extra_metadata or {}), "ticks": n}))
-                fh.flush()
-                os.fsync(fh.fileno())
-                fh.close()
-                os.replace(part, path)
+                file.finish(metadata_lines({**(extra_metadata or {}), "ticks": n}))
             except OSError as exc:
                 self.failure = f"{exc.strerror or exc} at tick {n}"
-                _close_quietly(fh)
-                raise RenderError(f"{path}: recording cut short: {self.failure}; the ticks written before are in "
-                                  f"{part}: complete them with 'hapticam recover {part}'") from exc
+                raise _cut_short(path, file.partial, self.failure) from exc
         return path, n
 
 
-def _close_quietly(fh: IO[str] | None) -> None:
-    """Close a partial file after a failed write: flush what it can; the descriptor is closed even if that fails."""
-    if fh is not None:
-        try:
-            fh.close()
-        except OSError:
-            pass
+def _cut_short(path: Path, partial: Path, failure: str | None) -> RenderError:
+    """The error of a recording whose ticks stay in ``partial``, for ``hapticam recover``."""
+    return RenderError(f"{path}: recording cut short: {failure}; the ticks written before are in "
+                       f"{partial}: complete them with 'hapticam recover {partial}'")
