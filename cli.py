@@ -38,7 +38,7 @@ COMMANDS = (
     ("reproduce", "run a paper's experiment and compare with the paper's numbers", "hapticam.commands.identify"),
     ("render", "render a model on a haptic device (1 kHz servo loop)", "hapticam.commands.render"),
     ("monitor", "print live telemetry of a running render", "hapticam.commands.render"),
-    ("recover", "complete recordings a killed render left behind (*.partial)", "hapticam.render.recover"),
+    ("recover", "complete files a killed render, probe or meter recording left behind", "hapticam.render.recover"),
     ("verify", "replay a capture's probe trajectory on the rendered model and compare forces",
      "hapticam.commands.verify"),
     ("plot", "plot captures, recordings and models (F-x per direction, F and x against time)",

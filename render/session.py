@@ -137,7 +137,7 @@ class RenderSession:
             for p in remove_stale_temp_files(folder):
                 notes.append(f"removed {p}: the temporary file of a write that was killed before it finished")
             for p in partial_files(folder):
-                notes.append(f"{p}: a recording interrupted earlier (kill -9, crash); complete it with "
+                notes.append(f"{p}: a recording or capture interrupted earlier (kill -9, crash); complete it with "
                              f"'hapticam recover {p}'")
         return notes
 
