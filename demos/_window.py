@@ -14,8 +14,10 @@ finger's target from one tick to the next without rebuilding the user or resetti
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -24,7 +26,7 @@ import numpy as np
 
 from hapticam.world.sim import SimParams, SimulatedDevice
 from hapticam.world.users import GRID_DT_S, MODE_POSITION, User
-from hapticam.errors import DependencyMissingError, UsageError
+from hapticam.errors import DependencyMissingError, HapticError, UsageError
 from hapticam.models.base import Model
 from hapticam.models.composite import EndStops
 from hapticam.models.contact import Contact
@@ -53,6 +55,9 @@ GRID = (55, 60, 74)
 TEXT = (215, 218, 226)
 DIM = (120, 125, 140)
 AXIS = (165, 170, 186)       # axis lines and tick marks
+BAR = (250, 110, 90)         # the force (torque) bar
+TRACE = (255, 235, 80)       # the live force-position trace
+MARKER = (255, 255, 255)     # the trace's newest point
 TICK_PX = 5                  # length of a tick mark (px)
 
 
@@ -351,3 +356,135 @@ def run_loop(window: Any, title: str, size: tuple[int, int], frames: int | None,
         return frame, path
     finally:
         pg.quit()
+
+
+class RigWindow:
+    """What the key and knob windows share: a model rendered on a :class:`FingerRig` (``self.rig``), the
+    ticks each frame ran, a ring of the last ``trace_ticks`` (true position, force) pairs drawn over the
+    model's own curves in ``layout.plot``, keys ``q``/Esc (quit) and ``r`` (reset), a one-line message.
+
+    A subclass sets ``title``, ``size``, ``trace_ticks``, ``target_steps``, ``tick_fields`` (the
+    :class:`~hapticam.render.result.RenderResult` columns kept per tick) and ``message_colour``, and provides
+    ``index``, ``layout`` (``plot`` rectangle and ``plot_xy(x, f)``), ``load(index)`` (which calls
+    :meth:`start_trace`), ``select(key)`` for its other keys, ``_background(pg, font)`` and
+    ``draw_frame(pg, surface, font)``. Positions are m and forces N; a rotary model's rad and N m.
+    """
+
+    title = "hapticam"
+    size = (960, 600)
+    trace_ticks = 3000
+    target_steps = 8
+    tick_fields: tuple[str, ...] = ("t_s", "x_true_m", "force_N")
+    message_colour = TEXT
+    message = ""
+
+    def start_trace(self) -> None:
+        """Forget the ticks and the trace and redraw the background (a model (re)loaded)."""
+        self.trace = np.full((self.trace_ticks, 2), np.nan)
+        self.trace_head = 0
+        self.ticks: list[tuple[np.ndarray, ...]] = []
+        self.background = None
+
+    def handle_key(self, key: str) -> bool:
+        """Act on a key name (pygame's); return False to quit."""
+        if key in ("q", "escape"):
+            return False
+        if key == "r":
+            self.load(self.index)
+        else:
+            self.select(key)
+        return True
+
+    def run_ticks(self, frame: int, start: float, goal: float) -> None:
+        """Move the rig's target from ``start`` to ``goal`` in ``target_steps`` equal steps over frame
+        ``frame``'s servo ticks (the mouse moves once a frame: no 60 Hz staircase of force impulses through
+        a stiff grip), run them, and keep their rows."""
+        edges = np.linspace(0, frame_ticks(frame), self.target_steps + 1).round().astype(int)
+        for j in range(self.target_steps):
+            if edges[j + 1] == edges[j]:
+                continue
+            self.rig.set_target(start + (j + 1) / self.target_steps * (goal - start))
+            res = self.rig.step(int(edges[j + 1] - edges[j]))
+            self.ticks.append(tuple(getattr(res, name) for name in self.tick_fields))
+            idx = (self.trace_head + np.arange(res.t_s.size)) % self.trace_ticks
+            self.trace[idx, 0], self.trace[idx, 1] = res.x_true_m, res.force_N
+            self.trace_head = (self.trace_head + res.t_s.size) % self.trace_ticks
+
+    def last(self) -> tuple[float, float]:
+        """The true position (m; rad) and the force rendered (N; N m) at the last tick."""
+        x, f = self.trace[(self.trace_head - 1) % self.trace_ticks]
+        return float(x), float(f)
+
+    def tick_columns(self) -> list[np.ndarray]:
+        """The kept ticks since the last (re)load, one array a ``tick_fields`` column."""
+        return [np.concatenate([p[i] for p in self.ticks]) if self.ticks else np.zeros(0)
+                for i in range(len(self.tick_fields))]
+
+    def panels(self, pg: Any, panel: tuple[int, int, int, int]) -> Any:
+        """A background surface: ``BG`` with ``panel`` and the plot drawn as panels."""
+        bg = pg.Surface(self.size)
+        bg.fill(BG)
+        pg.draw.rect(bg, PANEL, panel)
+        pg.draw.rect(bg, PANEL, self.layout.plot)
+        return bg
+
+    def draw_curve(self, pg: Any, surface: Any, x: np.ndarray, f: np.ndarray, colour: tuple[int, int, int],
+                   limits: tuple[float, float]) -> None:
+        """A polyline of force ``f`` (clipped to ``limits``) over position ``x`` in the plot's pixels."""
+        px, py = self.layout.plot_xy(x, np.clip(f, *limits))
+        pg.draw.lines(surface, colour, False, np.column_stack([px, py]).tolist(), 2)
+
+    def draw_trace(self, pg: Any, surface: Any, limits: tuple[float, float], f_range: tuple[float, float]) -> None:
+        """The live trace, oldest to newest (forces clipped to ``limits``), and a marker at the last tick (its
+        force clipped to ``f_range``), both clipped to the plot."""
+        lay = self.layout
+        pts = self.trace[(self.trace_head + np.arange(self.trace_ticks)) % self.trace_ticks]
+        pts = pts[np.isfinite(pts[:, 0])]
+        surface.set_clip(lay.plot)
+        if len(pts) >= 2:
+            self.draw_curve(pg, surface, pts[:, 0], pts[:, 1], TRACE, limits)
+        x, f = self.last()
+        px, py = lay.plot_xy(x, float(np.clip(f, *f_range)))
+        pg.draw.circle(surface, MARKER, (round(float(px)), round(float(py))), 5, 1)
+        surface.set_clip(None)
+
+    def draw(self, pg: Any, surface: Any, font: Any) -> None:
+        """Draw the current frame: the background (drawn once a model), the frame's parts, the message."""
+        if self.background is None:
+            self.background = self._background(pg, font)
+        surface.blit(self.background, (0, 0))
+        self.draw_frame(pg, surface, font)
+        if self.message:
+            text(surface, font, self.message, (20, self.size[1] - 18), self.message_colour)
+
+
+def run_window(make_window: Callable[[], RigWindow], frames: int | None, script: "Script | None",
+               screenshot: str | os.PathLike[str] | None, on_frame: Callable[[Any], None] = lambda window: None,
+               tail_s: float = 0.5) -> tuple[Any, int, Path | None]:
+    """Check the script, make the window, and run :func:`run_loop` on it: ``frames`` frames, or with a script
+    and no frame count, until ``tail_s`` seconds after its last event. Returns the window, the frames run
+    and the screenshot's path."""
+    player = ScriptPlayer(script) if script is not None else None
+    window = make_window()
+    if frames is None and player is not None:
+        frames = int(np.ceil((player.end_s + tail_s) * FPS))
+    frame, path = run_loop(window, window.title, window.size, frames, player, screenshot, on_frame)
+    return window, frame, path
+
+
+def window_main(argv: Sequence[str] | None, name: str, description: str, models_help: str,
+                run: Callable[..., Any]) -> int:
+    """``python -m hapticam.demos.NAME [MODEL ...] [--frames N] [--screenshot PNG]``: parse, call
+    ``run(frames, None, screenshot, models)``; a :class:`~hapticam.errors.HapticError` is one line on stderr
+    and exit status 2."""
+    parser = argparse.ArgumentParser(prog=f"python -m hapticam.demos.{name}", description=description)
+    parser.add_argument("models", nargs="*", metavar="MODEL", help=models_help)
+    parser.add_argument("--frames", type=int, default=None, help="stop after this many frames")
+    parser.add_argument("--screenshot", default=None, help="save the last frame as a PNG")
+    args = parser.parse_args(argv)
+    try:
+        run(args.frames, None, args.screenshot, args.models)
+    except HapticError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    return 0

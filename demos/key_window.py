@@ -23,7 +23,6 @@ the command line; ``r`` reset; ``q``/Esc quit::
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from dataclasses import dataclass, field
@@ -32,12 +31,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, Script, ScriptPlayer,
-                                    frame_ticks, model_bottom_m, nice_ceil, require_pygame, run_loop, static_curves,
-                                    text)
+from hapticam.demos._window import (BAR, DIM, GRID, PANEL, TEXT, TRACE, FingerRig, RigWindow, Script,
+                                    model_bottom_m, nice_ceil, require_pygame, run_window, static_curves, text,
+                                    window_main)
+from hapticam.demos._window import BG, FPS  # noqa: F401  (the background colour and frame rate, public here too)
 from hapticam.world.users import (FINGER_DAMPING_N_S_PER_M, FINGER_STIFFNESS_N_PER_M, PROBE_DAMPING_N_S_PER_M,
                                     PROBE_STIFFNESS_N_PER_M)
-from hapticam.errors import HapticError
 from hapticam.models.base import Model
 from hapticam.models.files import load_model
 from hapticam.models.hybrid_key.model import HybridKey
@@ -50,15 +49,13 @@ FINGER_STEPS = 8              # steps of the finger's target within one frame (s
 OVERPRESS_FRACTION = 0.15
 OVERPRESS_FORCE_N = 2.0
 
-# Colours the tests look for (keep them distinct from each other and from text and panels).
+# Colours the tests look for (keep them distinct from each other, from text and panels, and from the
+# shared BAR, TRACE and MARKER).
 KEYCAP = (90, 170, 250)
 STEM = (70, 80, 100)
 FINGER = (240, 170, 60)
-BAR = (250, 110, 90)
 PRESS = (90, 200, 120)
 RELEASE = (200, 110, 210)
-TRACE = (255, 235, 80)
-MARKER = (255, 255, 255)
 
 
 @dataclass(frozen=True)
@@ -127,8 +124,14 @@ class KeyRun:
     screenshot: Path | None = None
 
 
-class KeyWindow:
+class KeyWindow(RigWindow):
     """The window's model: models to cycle through, the rig rendering the current one, the live trace."""
+
+    title = "hapticam: key window"
+    size = SIZE
+    trace_ticks = TRACE_TICKS
+    target_steps = FINGER_STEPS
+    message_colour = FINGER
 
     def __init__(self, sources: Sequence[str] = EXAMPLES, extra: Sequence[str] = ()) -> None:
         self.sources = list(sources) + list(extra)
@@ -157,20 +160,15 @@ class KeyWindow:
         f_typ = float(np.percentile(np.abs(self.curve_press[inside]), 90)) if np.any(inside) else 1.0
         self.layout = KeyLayout.for_model(self.bottom_m, nice_ceil(1.6 * f_typ))
         self.max_target_m = self.bottom_m + min(OVERPRESS_FRACTION * self.bottom_m, OVERPRESS_FORCE_N / k)
-        self.trace = np.full((TRACE_TICKS, 2), np.nan)
-        self.trace_head = 0
-        self.ticks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.start_trace()
         self.target: float | None = None
-        self.background = None
 
     @property
     def name(self) -> str:
         return self.sources[self.index]
 
-    def handle_key(self, key: str) -> bool:
-        """Act on a key name (pygame's); return False to quit."""
-        if key in ("q", "escape"):
-            return False
+    def select(self, key: str) -> None:
+        """Keys ``1``/``2``/``3``: the examples; ``o``: the next model file."""
         if key in ("1", "2", "3") and int(key) <= self.n_examples:
             self.load(int(key) - 1)
         elif key == "o":
@@ -180,45 +178,23 @@ class KeyWindow:
                 self.message = ""
             else:
                 self.message = "no model files given: python -m hapticam.demos.key_window MODEL ..."
-        elif key == "r":
-            self.load(self.index)
-        return True
 
     # -- simulation -----------------------------------------------------------------------------------
     def step_frame(self, frame: int, target_m: float | None) -> None:
         """Set the finger target (clamped to the key's travel) and run the frame's servo ticks."""
         self.target = None if target_m is None else float(np.clip(target_m, 0.0, self.max_target_m))
-        start, goal = self.rig.target_m, (self.rig.rest_m if self.target is None else self.target)
-        n_ticks = frame_ticks(frame)
-        # the mouse moves once a frame; the finger follows in FINGER_STEPS steps over the frame's ticks, so
-        # its target is no 60 Hz staircase (each step a force impulse through the finger's stiff spring)
-        edges = np.linspace(0, n_ticks, FINGER_STEPS + 1).round().astype(int)
-        for j in range(FINGER_STEPS):
-            if edges[j + 1] == edges[j]:
-                continue
-            w = (j + 1) / FINGER_STEPS
-            self.rig.set_target(start + w * (goal - start))
-            res = self.rig.step(int(edges[j + 1] - edges[j]))
-            self.ticks.append((res.t_s, res.x_true_m, res.force_N))
-            n = res.t_s.size
-            idx = (self.trace_head + np.arange(n)) % TRACE_TICKS
-            self.trace[idx, 0] = res.x_true_m
-            self.trace[idx, 1] = res.force_N
-            self.trace_head = (self.trace_head + n) % TRACE_TICKS
+        self.run_ticks(frame, self.rig.target_m, self.rig.rest_m if self.target is None else self.target)
         self.rig.set_target(self.target)
 
-    def last(self) -> tuple[float, float]:
-        """Handle position (m) and rendered force (N) at the last tick."""
-        _, x, f = self.ticks[-1]
-        return float(x[-1]), float(f[-1])
+    def plot_limits_N(self) -> tuple[float, float]:
+        """Forces the plotted curves are clipped to (N): a span of the plot's range beyond either end."""
+        f0, f1 = self.layout.f_range_N
+        return f0 - (f1 - f0), f1 + (f1 - f0)
 
     # -- drawing --------------------------------------------------------------------------------------
     def _background(self, pg: Any, font: Any) -> Any:
         lay = self.layout
-        bg = pg.Surface(SIZE)
-        bg.fill(BG)
-        pg.draw.rect(bg, PANEL, lay.panel)
-        pg.draw.rect(bg, PANEL, lay.plot)
+        bg = self.panels(pg, lay.panel)
         # key housing: rest line and bottom-out floor
         left = lay.key_cx - lay.cap_w // 2 - 14
         right = lay.key_cx + lay.cap_w // 2 + 14
@@ -230,7 +206,7 @@ class KeyWindow:
             pg.draw.line(bg, GRID, (right + 4, row), (right + 10, row))
             text(bg, font, f"{mm}", (right + 13, row - 6), DIM)
         # F-x plot axes and grid
-        (_, x1), (f0, f1) = lay.x_range_m, lay.f_range_N
+        (_, x1), (_, f1) = lay.x_range_m, lay.f_range_N
         px0, _ = lay.plot_xy(0.0, 0.0)
         _, py0 = lay.plot_xy(0.0, 0.0)
         pl, pt, pw, ph = lay.plot
@@ -239,9 +215,7 @@ class KeyWindow:
         # the model's own curves, then the tick labels over them
         bg.set_clip(lay.plot)
         for f, colour in ((self.curve_release, RELEASE), (self.curve_press, PRESS)):
-            f_clip = np.clip(f, f0 - (f1 - f0), f1 + (f1 - f0))
-            px, py = lay.plot_xy(self.curve_x, f_clip)
-            pg.draw.lines(bg, colour, False, np.column_stack([px, py]).tolist(), 2)
+            self.draw_curve(pg, bg, self.curve_x, f, colour, self.plot_limits_N())
         bg.set_clip(None)
         mm_step = max(1, int(nice_ceil(x1 * 1e3 / 8)))                  # at most about eight labels
         for mm in range(0, int(x1 * 1e3) + 1, mm_step):
@@ -265,12 +239,9 @@ class KeyWindow:
         text(bg, font, "0", (lay.bar_x0 - 3, lay.bar_y + lay.bar_h + 2), DIM)
         return bg
 
-    def draw(self, pg: Any, surface: Any, font: Any) -> None:
-        """Draw the current frame."""
+    def draw_frame(self, pg: Any, surface: Any, font: Any) -> None:
+        """Draw the key cap, the finger, the force bar, the trace and the readouts over the background."""
         lay = self.layout
-        if self.background is None:
-            self.background = self._background(pg, font)
-        surface.blit(self.background, (0, 0))
         x, f = self.last()
         # stem and key cap at the handle position
         top = round(lay.cap_top(x))
@@ -290,32 +261,18 @@ class KeyWindow:
             pg.draw.rect(surface, BAR, (lay.bar_x0 + length, lay.bar_y, -length, lay.bar_h))
         pg.draw.line(surface, TEXT, (lay.bar_x0 - 1, lay.bar_y - 3), (lay.bar_x0 - 1, lay.bar_y + lay.bar_h + 2))
         # live F-x trace (oldest to newest) and the current point
-        order = (self.trace_head + np.arange(TRACE_TICKS)) % TRACE_TICKS
-        pts = self.trace[order]
-        pts = pts[np.isfinite(pts[:, 0])]
-        surface.set_clip(lay.plot)
-        if len(pts) >= 2:
-            f0, f1 = lay.f_range_N
-            px, py = lay.plot_xy(pts[:, 0], np.clip(pts[:, 1], f0 - (f1 - f0), f1 + (f1 - f0)))
-            pg.draw.lines(surface, TRACE, False, np.column_stack([px, py]).tolist(), 2)
-        px, py = lay.plot_xy(x, float(np.clip(f, *lay.f_range_N)))
-        pg.draw.circle(surface, MARKER, (round(float(px)), round(float(py))), 5, 1)
-        surface.set_clip(None)
+        self.draw_trace(pg, surface, self.plot_limits_N(), lay.f_range_N)
         # readouts
         text(surface, font, f"{self.name}    [1/2/3] examples  [o] model files  [r] reset  [q] quit",
              (20, 14), TEXT)
         target = "lifted" if self.target is None else f"{self.target * 1e3:6.2f} mm"
         text(surface, font, f"x {x * 1e3:6.2f} mm   F {f:6.3f} N   finger {target}   t {self.rig.t_s:6.2f} s",
              (320, 34), TEXT)
-        if self.message:
-            text(surface, font, self.message, (20, SIZE[1] - 18), FINGER)
 
     def record(self, frames: int, targets: list[float], screenshot: Path | None) -> KeyRun:
-        parts = self.ticks or [(np.zeros(0), np.zeros(0), np.zeros(0))]
-        return KeyRun(model_name=self.name, layout=self.layout, frames=frames,
-                      t_s=np.concatenate([p[0] for p in parts]), x_m=np.concatenate([p[1] for p in parts]),
-                      force_N=np.concatenate([p[2] for p in parts]), target_m=np.asarray(targets, dtype=float),
-                      screenshot=screenshot)
+        t_s, x_m, force_N = self.tick_columns()
+        return KeyRun(model_name=self.name, layout=self.layout, frames=frames, t_s=t_s, x_m=x_m, force_N=force_N,
+                      target_m=np.asarray(targets, dtype=float), screenshot=screenshot)
 
 
 def run(frames: int | None = None, script: Script | None = None, screenshot: str | os.PathLike[str] | None = None,
@@ -343,30 +300,16 @@ def run(frames: int | None = None, script: Script | None = None, screenshot: str
         The ticks rendered since the last model (re)load, the finger targets per frame, the layout.
     """
     require_pygame()                 # a clear error before any work when pygame is missing
-    player = ScriptPlayer(script) if script is not None else None
-    if frames is None and player is not None:
-        frames = int(np.ceil((player.end_s + 0.5) * FPS))
-    window = KeyWindow(examples, extra=models)
     targets: list[float] = []
-    frame, path = run_loop(window, "hapticam: key window", SIZE, frames, player, screenshot,
-                           lambda w: targets.append(np.nan if w.target is None else w.target))
+    window, frame, path = run_window(lambda: KeyWindow(examples, extra=models), frames, script, screenshot,
+                                     lambda w: targets.append(np.nan if w.target is None else w.target))
     return window.record(frame, targets, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m hapticam.demos.key_window [MODEL ...]``."""
-    parser = argparse.ArgumentParser(prog="python -m hapticam.demos.key_window",
-                                     description="A virtual key under the mouse, rendered by the servo loop.")
-    parser.add_argument("models", nargs="*", metavar="MODEL", help="extra model files ('o' cycles through them)")
-    parser.add_argument("--frames", type=int, default=None, help="stop after this many frames")
-    parser.add_argument("--screenshot", default=None, help="save the last frame as a PNG")
-    args = parser.parse_args(argv)
-    try:
-        run(args.frames, None, args.screenshot, args.models)
-    except HapticError as exc:
-        print(f"key_window: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return window_main(argv, "key_window", "A virtual key under the mouse, rendered by the servo loop.",
+                       "extra model files ('o' cycles through them)", run)
 
 
 if __name__ == "__main__":

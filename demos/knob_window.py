@@ -25,7 +25,6 @@ frames without waiting for wall time (headless with ``SDL_VIDEODRIVER=dummy``) a
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -35,10 +34,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, Script, ScriptPlayer, draw_axes,
-                                    frame_ticks, nice_ceil, require_pygame, run_loop, static_curves, text)
+from hapticam.demos._window import (BAR, DIM, GRID, TEXT, TRACE, FingerRig, RigWindow, Script, draw_axes, nice_ceil,
+                                    run_window, static_curves, text, window_main)
+from hapticam.demos._window import BG, FPS  # noqa: F401  (the background colour and frame rate, public here too)
 from hapticam.world.sim import HAND_GRIP_NM_PER_RAD, HAND_GRIP_NMS_PER_RAD, ROTARY_PARAMS
-from hapticam.errors import HapticError
 from hapticam.models.base import Model
 from hapticam.models.composite import Composite
 from hapticam.models.files import load_model_to_render
@@ -59,15 +58,13 @@ COULOMB_NM = 0.01             # Fc (N m)
 VISCOUS_NMS = 5e-4            # b (N m s/rad)
 SMOOTHING_RADPS = 0.05        # v_eps of the Coulomb term's tanh (rad/s)
 
-# Colours the tests look for (distinct from each other and from text and panels).
+# Colours the tests look for (distinct from each other, from text and panels, and from the shared BAR,
+# TRACE and MARKER).
 DIAL = (70, 90, 130)
 POINTER = (255, 200, 60)
 HAND = (240, 140, 60)
-BAR = (250, 110, 90)
 TURN_UP = (90, 200, 120)
 TURN_DOWN = (200, 110, 210)
-TRACE = (255, 235, 80)
-MARKER = (255, 255, 255)
 
 
 def detent_knob() -> Model:
@@ -153,8 +150,15 @@ class KnobRun:
     screenshot: Path | None = None
 
 
-class KnobWindow:
+class KnobWindow(RigWindow):
     """The window's model: the knobs to cycle through, the rig rendering the current one, the live trace."""
+
+    title = "hapticam: knob window"
+    size = SIZE
+    trace_ticks = TRACE_TICKS
+    target_steps = HAND_STEPS
+    tick_fields = ("t_s", "x_m", "v_mps", "x_true_m", "force_cmd_N", "force_N")
+    message_colour = HAND
 
     def __init__(self, sources: Sequence[str] = ()) -> None:
         self.names = [BUILT_IN] + list(sources)
@@ -172,58 +176,36 @@ class KnobWindow:
                                                                                 speed_mps=CURVE_SPEED_RADPS)
         tau_typ = float(np.percentile(np.abs(np.concatenate([self.curve_up, self.curve_down])), 95))
         self.layout = KnobLayout.for_model(self.range_rad, nice_ceil(max(1.5 * tau_typ, 1e-3)))
-        self.trace = np.full((TRACE_TICKS, 2), np.nan)
-        self.trace_head = 0
-        self.ticks: list[tuple[np.ndarray, ...]] = []
+        self.start_trace()
         self.held = False
-        self.background = None
 
     @property
     def name(self) -> str:
         return self.names[self.index]
 
-    def handle_key(self, key: str) -> bool:
-        """Act on a key name (pygame's); return False to quit."""
-        if key in ("q", "escape"):
-            return False
+    def select(self, key: str) -> None:
+        """Key ``1``: the built-in knob; ``o``: the next model."""
         if key == "1":
             self.load(0)
         elif key == "o":
             self.load((self.index + 1) % len(self.models))
             self.message = "" if len(self.models) > 1 else \
                 "no model files given: python -m hapticam.demos.knob_window MODEL ..."
-        elif key == "r":
-            self.load(self.index)
-        return True
 
     def step_frame(self, frame: int, target_rad: float | None) -> None:
         """Move the hand's target (clamped to the knob's range; ``None``: kept where it is) in
         ``HAND_STEPS`` steps over the frame's servo ticks, and run them."""
         self.held = target_rad is not None
         start = self.rig.target_m
-        goal = start if target_rad is None else float(np.clip(target_rad, *self.range_rad))
-        n_ticks = frame_ticks(frame)
-        edges = np.linspace(0, n_ticks, HAND_STEPS + 1).round().astype(int)
-        for j in range(HAND_STEPS):
-            if edges[j + 1] == edges[j]:
-                continue
-            self.rig.set_target(start + (j + 1) / HAND_STEPS * (goal - start))
-            res = self.rig.step(int(edges[j + 1] - edges[j]))
-            self.ticks.append((res.t_s, res.x_m, res.v_mps, res.x_true_m, res.force_cmd_N, res.force_N))
-            idx = (self.trace_head + np.arange(res.t_s.size)) % TRACE_TICKS
-            self.trace[idx, 0], self.trace[idx, 1] = res.x_true_m, res.force_N
-            self.trace_head = (self.trace_head + res.t_s.size) % TRACE_TICKS
+        self.run_ticks(frame, start, start if target_rad is None else float(np.clip(target_rad, *self.range_rad)))
 
-    def last(self) -> tuple[float, float]:
-        """The knob's true angle (rad) and the torque felt (N m) at the last tick."""
-        return float(self.ticks[-1][3][-1]), float(self.ticks[-1][5][-1])
+    def plot_limits_Nm(self) -> tuple[float, float]:
+        """Torques the plotted curves are clipped to (N m): twice the plot's range."""
+        return -2 * self.layout.tau_range_Nm[1], 2 * self.layout.tau_range_Nm[1]
 
     def _background(self, pg: Any, font: Any) -> Any:
         lay = self.layout
-        bg = pg.Surface(SIZE)
-        bg.fill(BG)
-        pg.draw.rect(bg, PANEL, lay.panel)
-        pg.draw.rect(bg, PANEL, lay.plot)
+        bg = self.panels(pg, lay.panel)
         pg.draw.circle(bg, DIAL, lay.dial_c, lay.dial_r)
         lo, hi = self.range_rad
         for k in range(math.ceil(lo / 0.25 - 1e-9), math.floor(hi / 0.25 + 1e-9) + 1):   # a mark every 0.25 rad
@@ -237,8 +219,7 @@ class KnobWindow:
         draw_axes(pg, bg, font, lay.plot, lay.theta_range_rad, lay.tau_range_Nm, "angle (rad)", "torque (N m)")
         bg.set_clip(lay.plot)
         for tau, colour in ((self.curve_down, TURN_DOWN), (self.curve_up, TURN_UP)):
-            px, py = lay.plot_xy(self.curve_theta, np.clip(tau, -2 * lay.tau_range_Nm[1], 2 * lay.tau_range_Nm[1]))
-            pg.draw.lines(bg, colour, False, np.column_stack([px, py]).tolist(), 2)
+            self.draw_curve(pg, bg, self.curve_theta, tau, colour, self.plot_limits_Nm())
         bg.set_clip(None)
         pl, pt, pw, _ = lay.plot
         text(bg, font, f"model turning +{CURVE_SPEED_RADPS:g} rad/s", (pl + pw - 330, pt - 16), TURN_UP)
@@ -250,12 +231,9 @@ class KnobWindow:
         text(bg, font, f"-{full:g}", (lay.bar_x0 - lay.bar_max_px, lay.bar_y + lay.bar_h + 2), DIM)
         return bg
 
-    def draw(self, pg: Any, surface: Any, font: Any) -> None:
-        """Draw the current frame."""
+    def draw_frame(self, pg: Any, surface: Any, font: Any) -> None:
+        """Draw the pointer, the hand, the torque bar, the trace and the readouts over the background."""
         lay = self.layout
-        if self.background is None:
-            self.background = self._background(pg, font)
-        surface.blit(self.background, (0, 0))
         theta, tau = self.last()
         pg.draw.line(surface, POINTER, lay.dial_c, lay.pointer_xy(theta, lay.dial_r - 6), 5)
         if self.held:
@@ -265,25 +243,13 @@ class KnobWindow:
         if length:
             pg.draw.rect(surface, BAR, (min(lay.bar_x0, lay.bar_x0 + length), lay.bar_y, abs(length), lay.bar_h))
         pg.draw.line(surface, TEXT, (lay.bar_x0, lay.bar_y - 3), (lay.bar_x0, lay.bar_y + lay.bar_h + 2))
-        pts = self.trace[(self.trace_head + np.arange(TRACE_TICKS)) % TRACE_TICKS]
-        pts = pts[np.isfinite(pts[:, 0])]
-        surface.set_clip(lay.plot)
-        f1 = lay.tau_range_Nm[1]
-        if len(pts) >= 2:
-            px, py = lay.plot_xy(pts[:, 0], np.clip(pts[:, 1], -2 * f1, 2 * f1))
-            pg.draw.lines(surface, TRACE, False, np.column_stack([px, py]).tolist(), 2)
-        px, py = lay.plot_xy(theta, float(np.clip(tau, -f1, f1)))
-        pg.draw.circle(surface, MARKER, (round(float(px)), round(float(py))), 5, 1)
-        surface.set_clip(None)
+        self.draw_trace(pg, surface, self.plot_limits_Nm(), lay.tau_range_Nm)
         text(surface, font, f"{self.name}    [1] built-in knob  [o] next model  [r] reset  [q] quit", (20, 14))
         text(surface, font, f"angle {theta:+7.3f} rad   torque {tau * 1e3:+7.2f} mN m   "
                             f"{'held' if self.held else 'let go'}   t {self.rig.t_s:6.2f} s", (20, 34))
-        if self.message:
-            text(surface, font, self.message, (20, SIZE[1] - 18), HAND)
 
     def record(self, frames: int, screenshot: Path | None) -> KnobRun:
-        columns = [np.concatenate([p[i] for p in self.ticks]) if self.ticks else np.zeros(0) for i in range(6)]
-        return KnobRun(self.name, self.layout, frames, *columns, screenshot=screenshot)
+        return KnobRun(self.name, self.layout, frames, *self.tick_columns(), screenshot=screenshot)
 
 
 def run(frames: int | None = None, script: Script | None = None, screenshot: str | os.PathLike[str] | None = None,
@@ -303,29 +269,14 @@ def run(frames: int | None = None, script: Script | None = None, screenshot: str
         Rotary model files (the first is shown; ``o`` cycles); a linear one is refused
         (:class:`~hapticam.errors.ModelFileError`) before the window opens.
     """
-    player = ScriptPlayer(script) if script is not None else None
-    window = KnobWindow(models)
-    require_pygame()
-    if frames is None and player is not None:
-        frames = int(np.ceil((player.end_s + 0.5) * FPS))
-    frame, path = run_loop(window, "hapticam: knob window", SIZE, frames, player, screenshot)
+    window, frame, path = run_window(lambda: KnobWindow(models), frames, script, screenshot)
     return window.record(frame, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m hapticam.demos.knob_window [MODEL ...]``."""
-    parser = argparse.ArgumentParser(prog="python -m hapticam.demos.knob_window",
-                                     description="A virtual knob under the mouse, rendered by the servo loop.")
-    parser.add_argument("models", nargs="*", metavar="MODEL", help="rotary model files ('o' cycles through them)")
-    parser.add_argument("--frames", type=int, default=None, help="stop after this many frames")
-    parser.add_argument("--screenshot", default=None, help="save the last frame as a PNG")
-    args = parser.parse_args(argv)
-    try:
-        run(args.frames, None, args.screenshot, args.models)
-    except HapticError as exc:
-        print(f"knob_window: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return window_main(argv, "knob_window", "A virtual knob under the mouse, rendered by the servo loop.",
+                       "rotary model files ('o' cycles through them)", run)
 
 
 if __name__ == "__main__":
