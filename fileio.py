@@ -30,7 +30,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from hapticam.errors import HapticError, UsageError
+from hapticam.errors import HapticError, ParameterError, UsageError
 
 _UMASK_LOCK = threading.Lock()
 #: marks the writer's process id in a temporary file's name: ``.NAME.pid1234.XXXXXX.tmp``
@@ -219,17 +219,19 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-def make_output_folder(option: str, path: str | os.PathLike[str]) -> bool:
-    """Create the output folder ``path`` (and its parents) or refuse it with one message; return whether it
-    was created here (so a command that fails before writing anything can remove it again)."""
+def make_output_folder(parameter: str, path: str | os.PathLike[str]) -> bool:
+    """Create the output folder ``path`` (and its parents) or refuse it with one
+    :class:`~hapticam.errors.ParameterError` of ``parameter`` (the caller's name for the path: a library
+    function's parameter, which its command says as a flag, or a command's flag); return whether it was
+    created here (so a command that fails before writing anything can remove it again)."""
     p = Path(path)
     if p.exists() and not p.is_dir():
-        raise UsageError(f"{option} {p}: exists and is not a folder")
+        raise ParameterError(parameter, f"{p}: exists and is not a folder")
     created = not p.exists()
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"{option} {p}: cannot create the folder ({exc.strerror or exc})") from None
+        raise ParameterError(parameter, f"{p}: cannot create the folder ({exc.strerror or exc})") from None
     return created
 
 

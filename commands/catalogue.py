@@ -15,7 +15,7 @@ from typing import Any
 
 from hapticam.errors import UsageError, parameters_as_flags
 from hapticam.fileio import json_safe
-from hapticam.library.search import BOUNDS, KINDS, MAX_HEAVIER_PERCENT
+from hapticam.library.search import BOUNDS, KINDS, MAX_HEAVIER_PERCENT, bound_parameter
 
 #: the columns of ``library list``: (header, feature, scale to the shown unit, format)
 LIST_COLUMNS = (("actuation N", "actuation_force_N", 1.0, "{:.3f}"), ("bump N", "bump_peak_N", 1.0, "{:.3f}"),
@@ -41,7 +41,8 @@ def add_wish_options(p: argparse.ArgumentParser, *, scaling: bool) -> None:
 
 
 #: the parameters of :func:`~hapticam.library.search.make_wish` said as the wish options
-WISH_FLAGS = {"lighter": "--lighter", "heavier": "--heavier"}
+WISH_FLAGS = {"lighter": "--lighter", "heavier": "--heavier",
+              **{bound_parameter(o): f"--{o}-above/--{o}-below" for o in BOUNDS}}
 
 
 def wish_of(args: argparse.Namespace) -> Any:

@@ -118,7 +118,7 @@ def _register_catalogue(lsub: argparse._SubParsersAction) -> None:
 
 
 #: the parameters of the library's build and page functions said as ``library build|page``'s flags
-LIBRARY_FLAGS = {"jobs": "--jobs", "dask": "--dask", "only": "--only"}
+LIBRARY_FLAGS = {"jobs": "--jobs", "dask": "--dask", "only": "--only", "out": "-o", "work": "--work"}
 
 
 def _cmd_build(args: argparse.Namespace) -> int:

@@ -74,7 +74,7 @@ def build_library(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLik
     captures = collect_captures(paths)
     library = Path(out)
     executor = _executor(jobs, dask)                  # its settings checked before anything is written
-    created = make_output_folder("-o", library)
+    created = make_output_folder("out", library)
     settings = {"allow_active": bool(allow_active), "pipeline": "impedance-passive-v1"}
     report = BuildReport()
     todo, first_of = [], {}

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from hapticam.errors import UsageError
+from hapticam.errors import ParameterError, UsageError
 from hapticam.fileio import atomic_write_bytes, atomic_write_text, json_safe, make_output_folder
 from hapticam.library.build import BuildReport, build_library
 from hapticam.library.catalogue import FORMAT, SCHEMA_VERSION, validate_index
@@ -81,10 +81,10 @@ def build_catalogue(out: str | os.PathLike[str] | None = None, work: str | os.Pa
     if not source.is_file():
         raise UsageError(f"{source}: no captures archive to build the catalogue from")
     folder = Path(work) if work is not None else default_work_dir()
-    make_output_folder("-o", target / "models")                  # refused before the build, not after it
+    make_output_folder("out", target / "models")                 # refused before the build, not after it
     if not os.access(target, os.W_OK):
-        raise UsageError(f"-o {target}: cannot write there (give -o a folder of your own)")
-    make_output_folder("--work", folder / "captures")
+        raise ParameterError("out", f"{target}: cannot write there (give a folder of your own)")
+    make_output_folder("work", folder / "captures")
     captures = unpack_captures(folder / "captures", archive=source)
     report = build_library(captures, folder / "library", jobs=jobs, dask=dask, retry_failed=retry_failed,
                            quiet=quiet, thumbnails=False)

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hapticam.errors import ParameterError, UsageError
+from hapticam.errors import ParameterError
 from hapticam.library.catalogue import key_distance
 from hapticam.library.entry import kind_of
 
@@ -81,11 +81,18 @@ def percent(text: str, parameter: str) -> float:
     return value
 
 
+def bound_parameter(option: str) -> str:
+    """How a :class:`~hapticam.errors.ParameterError` names the bounds on ``option`` (a key of
+    :data:`BOUNDS`) given to :func:`make_wish`: ``bounds['bump']``."""
+    return f"bounds[{option!r}]"
+
+
 def make_wish(kind: str | None = None, lighter: str | None = None, heavier: str | None = None,
               bounds: dict[str, tuple[float | None, float | None]] | None = None) -> Wish:
     """A :class:`Wish` from the options as typed (``lighter``, ``heavier``: percent such as ``"20%"``;
     ``bounds``: option NAME -> (above, below) in its unit). A bad ``lighter`` or ``heavier`` raises a
-    :class:`~hapticam.errors.ParameterError` naming it."""
+    :class:`~hapticam.errors.ParameterError` naming it; a lower bound not below its upper bound, one naming
+    the pair (:func:`bound_parameter`)."""
     if lighter is not None and heavier is not None:
         raise ParameterError("heavier", "give lighter or heavier, not both")
     factor = 1.0
@@ -105,7 +112,8 @@ def make_wish(kind: str | None = None, lighter: str | None = None, heavier: str 
             continue
         feature, scale, unit, _ = BOUNDS[option]
         if above is not None and below is not None and above >= below:
-            raise UsageError(f"--{option}-above {above:g} is not below --{option}-below {below:g} ({unit})")
+            raise ParameterError(bound_parameter(option), f"the lower bound {above:g} {unit} is not below the "
+                                                          f"upper bound {below:g} {unit}")
         si[feature] = (None if above is None else above * scale, None if below is None else below * scale)
     return Wish(kind, factor, si)
 

@@ -11,7 +11,8 @@ from hapticam.cli import main
 from hapticam.errors import ControlError, ParameterError
 from hapticam.render.endpoints import Auth
 from hapticam.library.build import MAX_JOBS, build_library
-from hapticam.library.search import MAX_HEAVIER_PERCENT, make_wish
+from hapticam.library.export import build_catalogue
+from hapticam.library.search import MAX_HEAVIER_PERCENT, bound_parameter, make_wish
 
 CAPTURE = str(Path(__file__).parent / "data" / "switch_curves" / "Cherry-MX-Red.csv")
 
@@ -29,6 +30,13 @@ def test_a_wish_names_the_parameter_it_refuses(kwargs, parameter) -> None:
     assert "--" not in str(refused.value)                       # no command-line flag in a library message
 
 
+def test_a_wish_names_the_bounds_it_refuses() -> None:
+    with pytest.raises(ParameterError) as refused:
+        make_wish(bounds={"travel": (None, 3.5), "bump": (0.8, 0.5)})
+    assert refused.value.parameter == bound_parameter("bump") and "--" not in str(refused.value)
+    assert make_wish(bounds={"bump": (0.5, 0.8)}).bounds == {"bump_peak_N": (0.5, 0.8)}
+
+
 def test_a_wish_in_range_is_kept() -> None:
     assert make_wish(lighter="20%").force_factor == pytest.approx(0.8, rel=1e-12)
     assert make_wish(heavier="50").force_factor == pytest.approx(1.5, rel=1e-12)
@@ -40,6 +48,17 @@ def test_a_build_names_jobs_and_writes_nothing(jobs, tmp_path) -> None:
         build_library([CAPTURE], tmp_path / "lib", jobs=jobs, quiet=True)
     assert refused.value.parameter == "jobs" and "--" not in str(refused.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_build_names_the_output_folder_it_cannot_make(tmp_path) -> None:
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ParameterError) as refused:
+        build_library([CAPTURE], tmp_path / "file", jobs=1, quiet=True)
+    assert refused.value.parameter == "out" and "--" not in str(refused.value)
+    with pytest.raises(ParameterError) as refused:
+        build_catalogue(tmp_path / "catalogue", tmp_path / "file", jobs=1, quiet=True)
+    assert refused.value.parameter == "work" and "--" not in str(refused.value)
+    assert (tmp_path / "file").read_text() == ""
 
 
 def test_a_build_names_dask_for_a_bad_address(tmp_path) -> None:
@@ -62,6 +81,25 @@ def test_the_command_names_the_flag(argv, flag, tmp_path, capsys) -> None:
     assert len(err) == 1 and flag in err[0] and "Traceback" not in err[0]
     parameter = flag.lstrip("-")
     assert f"{parameter}:" not in err[0].replace(f"{flag}:", "")   # said as the flag, not as the parameter
+
+
+@pytest.mark.parametrize("argv, flags, parameter", [
+    (["library", "nearest", "--like", "Cherry-MX-Red", "--bump-above", "0.8", "--bump-below", "0.5"],
+     ("--bump-above", "--bump-below"), "bounds"),
+    (["library", "list", "--travel-above", "4", "--travel-below", "3.5"], ("--travel-above", "--travel-below"),
+     "bounds"),
+    (["library", "build", CAPTURE, "-o", "{tmp}/file", "--quiet"], ("-o",), "out"),
+    (["library", "build", "--catalogue", "-o", "{tmp}/cat", "--work", "{tmp}/file", "--quiet"], ("--work",), "work"),
+])
+def test_the_command_names_the_flags_of_bounds_and_folders(argv, flags, parameter, tmp_path, capsys) -> None:
+    (tmp_path / "file").write_text("")
+    capsys.readouterr()
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert out == "" and len(lines) == 1 and "Traceback" not in lines[0]
+    assert all(flag in lines[0] for flag in flags)
+    assert f"{parameter}:" not in lines[0].replace(f"--{parameter}:", "") and "bounds[" not in lines[0]
 
 
 def _secret(folder: Path, mode: int) -> str:
