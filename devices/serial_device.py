@@ -88,7 +88,7 @@ class SerialDevice(Device):
 
     status_causes = STATUS_TEXT
     #: the axis kind (linear or rotary) is the firmware's answer to AXIS at open, not the address's
-    #: (:func:`hapticam.devices.registry.device_axis` is None: render reads the model file once it is open)
+    #: (:func:`hapticam.devices.registry.device_axis` is None: render checks the model file's axis once it is open)
     axis_stated_at_open = True
 
     def __init__(self, port: str, *, baud: int = 1_000_000, watchdog_ms: int = 50, stream_hz: int = 0,
@@ -214,6 +214,7 @@ class SerialDevice(Device):
         if info.version != hf.PROTOCOL_VERSION:
             raise DeviceError(f"{self.spec.name}: device speaks hsp v{info.version}, hapticam v{hf.PROTOCOL_VERSION}")
         axis = self._ask_axis()
+        self._check_axis(axis)
         self.spec = self._spec_from(info, axis)
         self.info = info
         force, length = ("torque", "rad") if axis == "rotary" else ("force", "m")
@@ -244,6 +245,10 @@ class SerialDevice(Device):
         self._send(hf.frame(hf.T_AXIS))
         payload = self._await(hf.T_AXIS_INFO, "AXIS", unknown_ok=hf.T_AXIS)[0]
         return hf.unpack_axis_info(payload) if payload else "linear"
+
+    def _check_axis(self, axis: str) -> None:
+        """Refuse, with a :class:`DeviceError` before CONFIG and ENABLE, a firmware whose axis kind (``linear``
+        or ``rotary``) this link cannot drive; rendering drives either."""
 
     def _spec_from(self, info: hf.Info, axis: str = "linear") -> DeviceSpec:
         """The spec an INFO states on ``axis`` (rotary: the same fields in rad, N m, N m s/rad, kg m^2): what

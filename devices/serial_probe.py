@@ -6,7 +6,8 @@ the actuator's force, the load cell's reading (the push on the object along +x) 
 electrical contact. The port, the handshake (HELLO -> INFO, CONFIG, ENABLE) and the closing (FORCE 0,
 DISABLE) are :class:`~hapticam.devices.serial_device.SerialDevice`'s. A first POSITION holding the probe
 where it is tells whether the firmware probes: one without the probing frames answers ERROR 2 (unknown
-type), reported in one line before any capture is written.
+type), reported in one line before any capture is written. A firmware stating a rotary axis (a knob's: rad and
+N m where a probe reads m and N) is refused in one line at the handshake, before it is enabled.
 
 Lockstep, one command per period from the probing loop (:mod:`hapticam.devices.probe_device`). Faults
 end the stroke (:class:`~hapticam.devices.probe_device.ProbeFault`): no PROBE_STATE within
@@ -55,6 +56,13 @@ class SerialProbe(ProbeOnDevice, SerialDevice):
                 raise DeviceError(f"{self.name}: the firmware does not take POSITION: it has no probing frames "
                                   "(devices/serial_protocol.md, section Probing)") from None
             raise DeviceError(str(exc)) from None
+
+    def _check_axis(self, axis: str) -> None:
+        """A probe strokes a linear axis (positions in m, forces in N): a firmware stating a rotary one (angles
+        in rad, torques in N m in the same fields) is refused at the handshake, before it is enabled."""
+        if axis != "linear":
+            raise DeviceError(f"{self.spec.name}: the firmware states a {axis} axis (angles in rad, torques in N m); "
+                              "a probe strokes a linear axis (m, N) only")
 
     def step(self, x_cmd_m: float, actuator_limit_N: float) -> ProbeSample:
         """Command the position ``x_cmd_m`` (m) with the servo's force within ``actuator_limit_N`` (N) and

@@ -26,6 +26,7 @@ from hapticam.devices import hsp_frames as hf  # noqa: E402
 from hapticam.devices.hsp_emulator import HspEmulator, build_emulator  # noqa: E402
 from hapticam.devices.serial_device import SerialDevice  # noqa: E402
 from hapticam.devices.serial_probe import SerialProbe  # noqa: E402
+from hapticam.world.sim import ROTARY_PARAMS, turning_hand  # noqa: E402
 
 #: the object: its plunger meets the probe at 1 mm; preload 0.3 N, a tactile bump at 1.6 mm of travel,
 #: the contact closing at 2.0 mm (opening at 1.9 mm), bottom-out from 3.8 mm (travel m, force N)
@@ -148,6 +149,21 @@ def test_bad_device_input_is_one_line_and_exit_2(argv, tmp_path, capsys):
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("hapticam: error") and not captured.out
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_a_rotary_firmware_is_refused_before_it_is_enabled(emu_exe, tmp_path, capsys):
+    """A probe strokes a linear axis (m, N): on a knob's firmware (AXIS answered rotary) it would read angles
+    (rad) as positions and torques (N m) as forces."""
+    out = tmp_path / "turn.csv"
+    knob = HspEmulator(ROTARY_PARAMS, turning_hand(2.0), executable=emu_exe, name="knob-emu")
+    with knob as port:
+        code = main(["probe", "--device", f"serial:{port}", *STROKE, "--duration", "0.5", "-o", str(out)])
+        summary = knob.stop()
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "rotary" in err[0] and not captured.out
+    assert not out.exists()
+    assert summary["frames_rx"] == 2                    # HELLO and AXIS: no CONFIG, ENABLE, POSITION or FORCE
 
 
 def test_a_v1_host_sees_the_v1_firmware(emu_exe):
