@@ -1,11 +1,11 @@
 """Render a model on a device from plain settings: what ``hapticam render`` and :func:`hapticam.render_model`
 both do.
 
-:func:`render_on_device` checks the settings, loads the model in the units of the device's axis (a
-rotary device's in rad and N m), makes and opens the device (a device that states its axis kind when it
-opens, a serial device's firmware: the file is read first as it declares itself, then in the device's
-units once open, so a model on the other axis kind is refused before the first tick), passes the model
-through the render gate (:func:`hapticam.render.gate.check_for_device`), runs a
+:func:`render_on_device` checks the settings, reads the model file once (with the axis kind it declares:
+linear, m and N, or rotary, rad and N m), checks that axis against the device's (the one the device's name
+states before it opens; for a device that states its axis kind only when it opens, a serial device's
+firmware, the one it states once open, so a model on the other axis kind is refused before the first tick),
+passes the model through the render gate (:func:`hapticam.render.gate.check_for_device`), runs a
 :class:`~hapticam.render.session.RenderSession` and closes the device. A run whose finish failed
 (:class:`~hapticam.render.session.StopFailed`, a device that failed to close) still gives its statistics:
 the failures are collected in :attr:`RenderOutcome.problems` beside the report, for the caller to tell
@@ -21,11 +21,12 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from hapticam.errors import HapticError, ParameterError
+from hapticam.errors import HapticError, ModelFileError, ParameterError
 from hapticam.models.base import Model
 
 if TYPE_CHECKING:
     from hapticam.devices.base import Device
+    from hapticam.models.files import ModelDocument
     from hapticam.render.endpoints import Auth
     from hapticam.render.session import RenderSession, SessionReport
 
@@ -110,18 +111,33 @@ def check_settings(settings: RenderSettings) -> float | None:
     return duration
 
 
-def load_for_device(model: Model | str | os.PathLike[str], device: str, axis: str | None = None) -> Model:
-    """The model itself, or the one a file names read in the units of ``device``'s axis (``axis``, else the one
-    the device's name states; a rotary device's in rad and N m); a file on the other axis kind is refused
-    (:func:`hapticam.models.files.load_model_to_render`). A device that states its axis only when it opens:
-    the file read and checked in the axis it declares, to be read again with ``axis`` once the device is open."""
+def load_for_device(model: Model | str | os.PathLike[str], device: str) -> tuple[Model, ModelDocument | None]:
+    """The model itself (and no document), or the one a file names, read once, with its document (the axis kind
+    the file declares). A file on the other axis kind than the one ``device``'s name states is refused here
+    (:func:`check_axis`); on a device that states its axis only when it opens, check it once the device is open."""
     if isinstance(model, Model):
-        return model
+        return model, None
     from hapticam.devices.registry import device_axis
-    from hapticam.models.files import load_model_only, load_model_to_render
+    from hapticam.models.files import load_model
 
-    axis = axis or device_axis(device)
-    return load_model_only(model) if axis is None else load_model_to_render(model, axis=axis)
+    loaded, doc = load_model(model)
+    axis = device_axis(device)
+    if axis is not None:
+        check_axis(doc, axis)
+    return loaded, doc
+
+
+def check_axis(doc: ModelDocument | None, device_axis: str) -> None:
+    """Refuse with a :class:`~hapticam.errors.ModelFileError` naming the file a model file declared on the other
+    axis kind than ``device_axis`` (``linear``: m, N; ``rotary``: rad, N m), whose numbers would be read in the
+    device's units; a model given as such (``doc`` None) is the caller's to match."""
+    from hapticam.models.acceptance import axis_refusal
+
+    if doc is None:
+        return
+    refused = axis_refusal(doc.axis, device_axis)
+    if refused:
+        raise ModelFileError(f"{doc.path}: {refused}")
 
 
 def make_device(settings: RenderSettings) -> Device:
@@ -149,7 +165,7 @@ def render_on_device(settings: RenderSettings,
 
     duration_s = check_settings(settings)
     config = LoopConfig(rate_hz=settings.rate_hz, display=settings.display).checked()
-    model = load_for_device(settings.model, settings.device)
+    model, doc = load_for_device(settings.model, settings.device)
     axis_at_open = device_axis(settings.device) is None     # the device states it when it opens
     device = make_device(settings)
     safety = SafetyConfig(max_force_N=settings.max_force_N, passivity=settings.passivity)
@@ -157,7 +173,7 @@ def render_on_device(settings: RenderSettings,
     problems: list[str] = []
     with _opened(device, problems):
         if axis_at_open:
-            model = load_for_device(settings.model, settings.device, device.spec.axis)
+            check_axis(doc, device.spec.axis)
         gate_warnings = check_for_device(model, device.spec, config.rate_hz, allow_active=settings.allow_active)
         if not settings.realtime and not device.servo_binding().simulated:
             raise ParameterError("realtime", f"the simulated clock needs a simulated device, not {settings.device}; "

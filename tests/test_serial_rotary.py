@@ -120,3 +120,18 @@ def test_a_model_on_the_other_axis_kind_is_refused_with_one_line(tmp_path, capsy
     assert code == 2 and len(err) == 1 and needle in err[0]
     # refused before the loop's first tick (0.2 s would be 200 FORCE frames): the close's zero force only, then DISABLE
     assert summary["forces"] <= 2 and summary["disables"] >= 1
+
+
+def test_a_model_file_is_read_once_for_a_device_that_states_its_axis_at_open(tmp_path, capsys, emu_exe, monkeypatch):
+    """The file is read before the port opens and checked against the axis the firmware states (the refusals
+    above); it is not read again once the device is open."""
+    from hapticam.models import files
+
+    model = tmp_path / "knob.yaml"
+    save_model(model, Friction("coulomb-viscous", Fc_N=0.01, b_v_Nspm=5e-4), axis="rotary")
+    reads, read = [], files.load_model
+    monkeypatch.setattr(files, "load_model", lambda source: reads.append(str(source)) or read(source))
+    with _knob_firmware(emu_exe) as port:
+        code = main(["render", str(model), "--device", f"serial:{port}", "--duration", "0.2"])
+    assert code == 0, capsys.readouterr().err
+    assert reads == [str(model)]
