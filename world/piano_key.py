@@ -8,6 +8,7 @@ lands back on the key. Contacts are Hunt-Crossley felts (seed 000 eq. 26) with n
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -301,6 +302,10 @@ class HybridKeyTarget(Target):
     pad_Npm: float = 1.0e7
     pad_Nspm: float = 1000.0
     overdrive_m: float = 0.3e-3
+    #: None: the tip is bolted to the key (``pad_Npm``, ``pad_Nspm``). A number: the key rests on the tip, a
+    #: one-sided linear Hunt-Crossley pad ``pad_Npm x (1 + alpha x')`` with this alpha (s/m) that the key can
+    #: leave, as on the piano key (``pad_Nspm`` is then not used)
+    pad_alpha_spm: float | None = None
 
     kind_code: ClassVar[int] = KIND_HYBRID_KEY_TARGET
     observables: ClassVar[tuple[str, str, str, str]] = ("key_m", "hammer_m", "hammer_mps", "flags")
@@ -310,6 +315,8 @@ class HybridKeyTarget(Target):
     def __post_init__(self) -> None:
         if not self.pad_Npm > 0.0 or not self.pad_Nspm >= 0.0 or not self.overdrive_m >= 0.0:
             raise UsageError("pad_Npm must be > 0, pad_Nspm and overdrive_m >= 0")
+        if self.pad_alpha_spm is not None and not (math.isfinite(self.pad_alpha_spm) and self.pad_alpha_spm >= 0.0):
+            raise UsageError("pad_alpha_spm must be None or a finite number >= 0")
         try:
             self.model(coupled=True)
         except ValueError as exc:
@@ -325,7 +332,14 @@ class HybridKeyTarget(Target):
                          string_height_m=self.string_height_m, string_restitution=self.string_restitution,
                          keybed_m=self.keybed_m, keybed_k_Npm=self.keybed_k_Npm, keybed_b_Nspm=self.keybed_b_Nspm,
                          coupling_k_Npm=self.pad_Npm if coupled else None,
-                         coupling_b_Nspm=self.pad_Nspm if coupled else 0.0)
+                         coupling_b_Nspm=self.pad_Nspm if coupled and self.pad_alpha_spm is None else 0.0,
+                         coupling_pad_alpha_spm=self.pad_alpha_spm if coupled else None)
+
+    def probe_tip(self) -> dict | None:
+        """The one-sided pad the key rests on (``pad_alpha_spm`` set), or None: the tip is bolted."""
+        if self.pad_alpha_spm is None:
+            return None
+        return {"law": "hunt-crossley", "k_Npm": self.pad_Npm, "alpha_spm": self.pad_alpha_spm, "one_sided": True}
 
     def params_array(self) -> np.ndarray:
         return self.model(coupled=True).params_block()
