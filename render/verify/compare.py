@@ -16,9 +16,9 @@ Replay details, all reported in the result:
   1 um, the encoder's resolution), critically damped on the handle's mass. ``device`` replays it through
   a device as displayed instead (:mod:`hapticam.render.verify.device_replay`; ``VerifyResult.device``).
 - A capture that names its probe (a one-sided tip and the carriage's servo, ``metadata["probe"]``) is
-  replayed with the model's hybrid key held by that tip and the handle a replica of the carriage
-  (:mod:`hapticam.render.verify.probe_tip`; ``VerifyResult.device["probe"]``): the key rings on the tip and
-  leaves it as the real one did.
+  replayed with the model's hybrid key held by that tip and the handle the carriage, moving as the capture
+  measured it (:mod:`hapticam.render.verify.probe_tip`; ``VerifyResult.device["probe"]``): the key rings on
+  the tip and leaves it as the real one did.
 - The handle first rests at the capture's start position for the safety layer's ramp-in time plus
   ``SETTLE_S``; that lead-in is not compared.
 - Quasi-static replay: when the model's force does not depend on speed or acceleration (only on
@@ -76,7 +76,7 @@ from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds
 from hapticam.render.verify.device_replay import (PROBE_STIFFNESS_N_PER_M, check_device, ideal_section, probe_user,
                                                   replay_on_device)
 from hapticam.world.users import position_user
-from hapticam.render.verify.probe_tip import HELD_NOTE, capture_probe, held_by_tip
+from hapticam.render.verify.probe_tip import HELD_NOTE, capture_probe, carriage_follower, held_by_tip
 from hapticam.render.verify.impacts import (IMPACT_WINDOW_S, ImpactReport, assess_impacts, feature_spans,
                                             impact_residual, impact_windows)
 
@@ -420,8 +420,9 @@ def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray
         model = held
         plant = replace(plant, handle_mass_kg=probe.carriage_mass_kg, resolution_m=probe.encoder_resolution_m,
                         noise_m=0.0)
+        stiffness, damping = carriage_follower(probe, plant.substep_s)
         user = position_user(np.concatenate([[0.0], t_replay]), np.concatenate([[x_cap[0]], x_cap]),
-                             stiffness_N_per_m=probe.servo_k_Npm, damping_N_s_per_m=probe.servo_b_Nspm,
+                             stiffness_N_per_m=stiffness, damping_N_s_per_m=damping,
                              name=f"replay of {capture.name} by its probe")
         section = {**section, "note": HELD_NOTE, "probe": probe.to_dict()}
     result = run_simulated(model, plant, user, rate_hz=rate_hz, duration_s=duration_s, safety=safety,
