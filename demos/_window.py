@@ -473,12 +473,16 @@ def run_window(make_window: Callable[[], RigWindow], frames: int | None, script:
 
 
 def window_main(argv: Sequence[str] | None, name: str, description: str, models_help: str,
-                run: Callable[..., Any]) -> int:
+                run: Callable[..., Any], one_model: str | None = None) -> int:
     """``python -m hapticam.demos.NAME [MODEL ...] [--frames N] [--screenshot PNG]``: parse, call
-    ``run(frames, None, screenshot, models)``; a :class:`~hapticam.errors.HapticError` is one line on stderr
+    ``run(frames, None, screenshot, models)``; with ``one_model`` (its default), a window of one model:
+    ``[MODEL]``, and ``run`` gets that one. A :class:`~hapticam.errors.HapticError` is one line on stderr
     and exit status 2."""
     parser = argparse.ArgumentParser(prog=f"python -m hapticam.demos.{name}", description=description)
-    parser.add_argument("models", nargs="*", metavar="MODEL", help=models_help)
+    if one_model is None:
+        parser.add_argument("models", nargs="*", metavar="MODEL", help=models_help)
+    else:
+        parser.add_argument("models", nargs="?", default=one_model, metavar="MODEL", help=models_help)
     parser.add_argument("--frames", type=int, default=None, help="stop after this many frames")
     parser.add_argument("--screenshot", default=None, help="save the last frame as a PNG")
     args = parser.parse_args(argv)

@@ -18,7 +18,6 @@ The loop is stepped one tick at a time, so the trace has every tick's hammer hei
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -29,9 +28,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from hapticam.demos._window import (BG, DIM, FPS, GRID, PANEL, TEXT, FingerRig, Script, ScriptPlayer,
-                                    draw_axes, frame_ticks, require_pygame, run_loop, text)
+                                    draw_axes, frame_ticks, require_pygame, run_loop, text, window_main)
 from hapticam.world.users import PROBE_DAMPING_N_S_PER_M, PROBE_STIFFNESS_N_PER_M
-from hapticam.errors import HapticError, UsageError
+from hapticam.errors import UsageError
 from hapticam.models.files import load_model
 from hapticam.models.hybrid_key.model import FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_STRING, HybridKey
 
@@ -307,19 +306,8 @@ def run(frames: int | None = None, script: Script | None = None, screenshot: str
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m hapticam.demos.piano_window [MODEL]``."""
-    parser = argparse.ArgumentParser(prog="python -m hapticam.demos.piano_window",
-                                     description="A piano key's hammer flying to the string, rendered by "
-                                                 "the servo loop.")
-    parser.add_argument("model", nargs="?", default="example:piano-key", help="a hybrid-key model file")
-    parser.add_argument("--frames", type=int, default=None, help="stop after this many frames")
-    parser.add_argument("--screenshot", default=None, help="save the last frame as a PNG")
-    args = parser.parse_args(argv)
-    try:
-        run(args.frames, None, args.screenshot, args.model)
-    except HapticError as exc:
-        print(f"piano_window: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return window_main(argv, "piano_window", "A piano key's hammer flying to the string, rendered by the servo "
+                       "loop.", "a hybrid-key model file", run, one_model="example:piano-key")
 
 
 if __name__ == "__main__":
