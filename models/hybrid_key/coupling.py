@@ -90,6 +90,7 @@ from hapticam.models.hybrid_key.layout import (FLAG_IMPACT, FLAG_KEYBED, FLAG_LE
                                                P_XKB, S_CEV0,
                                                S_CEV_COUNT, S_ESCAPED, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC,
                                                S_MODE, S_RK, S_VK, S_XC, S_XK)
+from hapticam.models.hybrid_key.layout import KERNEL_JIT
 
 #: Flag bits that record an event during a tick (kept over the key's sub-steps); the others are states.
 EVENT_FLAGS = FLAG_STRING | FLAG_IMPACT | FLAG_LIFTOFF | FLAG_LETOFF
@@ -105,7 +106,7 @@ def coupling_for_device(damping_N_s_per_m: float, rate_hz: float, key_mass_kg: f
     return float(kc), float(max(bc, 0.0))
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def coupling_preload(p, s):
     """The coupling's preload F_0 (N): the hammer's static weight on the jack, r m_h g, while the hammer is
     in contact, whatever the drive point's slope (module notes, passivity (3)); 0 while it flies. A
@@ -119,20 +120,20 @@ def coupling_preload(p, s):
     return p[P_R] * p[P_MH] * p[P_G]               # (a physical pad: always the constant r m_h g)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def key_equilibrium(p, s, x_h, reaction):
     """Key position (m) at rest under the handle at ``x_h`` with the hammer's static reaction ``reaction``
     (N): k_c (x_h - x_k) + F_0 = reaction."""
     return x_h - (reaction - coupling_preload(p, s)) / p[P_KC]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def pad_rest(p):
     """Where a key held by a pad rests on its back rail (m, handle's axis): its surface ``touch_m``, or 0."""
     return p[P_TOUCH] if p[P_TOUCH] >= 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def pad_force(p, x_h, v_h, xk, vk):
     """The pad's force on the key (N, >= 0) and its local stiffness and damping: one-sided linear
     Hunt-Crossley ``k_c delta (1 + alpha delta')``, ``delta = x_h - x_k`` (never pulling)."""
@@ -147,7 +148,7 @@ def pad_force(p, x_h, v_h, xk, vk):
     return f, kc, damp
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def pad_substep(p, s, x_h, v_h, h):
     """A key held by a one-sided pad (module notes, "Pad"): advance it by ``h`` (s) with the handle at ``x_h``
     (m, at the sub-step's end) moving at ``v_h`` (m/s), against its own forces and the hammer reaction
@@ -183,7 +184,7 @@ def pad_substep(p, s, x_h, v_h, h):
     return pad_force(p, x_h, v_h, xk, vk)[0]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(inline="always", **KERNEL_JIT)
 def key_substep(p, s, x_h, v_h, h):
     """Advance the simulated key by ``h`` (s) with the handle at ``x_h`` (m, at the sub-step's end)
     moving at ``v_h`` (m/s), against the hammer reaction ``s[S_RK]`` of the previous sub-step.
@@ -218,14 +219,14 @@ def key_substep(p, s, x_h, v_h, h):
     return kc * (x_h - xk) + bc * (v_h - vk) + f0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def begin_tick(s):
     """Clear the tick's gathered events and event flags."""
     s[S_CEV_COUNT] = 0.0
     s[S_FLAGS_ACC] = 0.0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(inline="always", **KERNEL_JIT)
 def gather_substep(s, t_offset):
     """Keep the events and event flags of the sub-step just taken, its times shifted by ``t_offset`` (s)
     to times inside the tick."""
@@ -243,7 +244,7 @@ def gather_substep(s, t_offset):
     s[S_FLAGS_ACC] = float(int(s[S_FLAGS_ACC]) | (int(s[S_FLAGS]) & EVENT_FLAGS))
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def end_tick(s, on_keybed):
     """Put the tick's gathered events and flags where the kinematic key's tick leaves them (the keybed
     flag is the handle's: the keybed acts there)."""

@@ -7,15 +7,15 @@ import math
 
 from numba import njit
 
-from hapticam.models.hybrid_key.layout import (F_LIMIT_N, P_B, P_G, P_K, P_MH, P_N)
+from hapticam.models.hybrid_key.layout import (F_LIMIT_N, KERNEL_JIT, P_B, P_G, P_K, P_MH, P_N)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def clamp(val, lo, hi):
     return lo if val < lo else (hi if val > hi else val)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def hc_force(p, rho, rho_dot):
     """Hunt-Crossley contact force (N): F = k rho^n + b rho^n rho_dot, >= 0 (seed 000 eq. 26)."""
     if rho <= 0.0:
@@ -28,7 +28,7 @@ def hc_force(p, rho, rho_dot):
     return F_LIMIT_N if f > F_LIMIT_N else f
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def rk4_contact(p, s0, sp, sa, y, w, h):
     """One RK4 step of m_h y'' = F_c(s - y, s_dot - y_dot) - m_h g with the drive point
     s(t) = s0 + sp t + sa t^2 / 2. Returns (y, w, contact impulse over the step (N s))."""
@@ -52,7 +52,7 @@ def rk4_contact(p, s0, sp, sa, y, w, h):
     return y_new, w_new, h / 6.0 * (f1 + 2.0 * f2 + 2.0 * f3 + f4)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def liftoff_time(s0, sp, sa, y0, w0, y1, w1, h):
     """Time in [0, h] where rho = s0 + sp t + sa t^2 / 2 - y(t) crosses 0, y(t) the cubic Hermite
     interpolant of (y0, w0) at 0 and (y1, w1) at h; rho(0) > 0 >= rho(h). Illinois regula falsi."""
@@ -90,7 +90,7 @@ def liftoff_time(s0, sp, sa, y0, w0, y1, w1, h):
     return hi if f > 0.0 else t
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def landing_time(g0, c1, q):
     """Smallest tau >= 0 where gap(tau) = g0 + c1 tau - q tau^2 / 2 reaches 0 (the hammer meets the
     drive point), or -1. g0 = y - s >= 0, c1 = y_dot - s_dot, q = g + s_ddot (any sign).
@@ -114,7 +114,7 @@ def landing_time(g0, c1, q):
     return 2.0 * g0 / (math.sqrt(disc) - c1)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def string_time(d0, w, g):
     """Smallest tau >= 0 with y(tau) = y_s rising (d0 = y_s - y, y(tau) = y + w tau - g tau^2 / 2), or -1."""
     if w <= 0.0:
@@ -129,7 +129,7 @@ def string_time(d0, w, g):
     return d0 / w
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def crossing_time(x0, v0, a, c, ta, tb, xa, xb):
     """Time in [ta, tb] where the key x(t) = x0 + v0 t + a t^2 / 2, monotone on [ta, tb], passes c going
     from xa = x(ta) to xb = x(tb), or -1. Pressing passes c when it goes beyond it (xa <= c < xb),

@@ -53,10 +53,11 @@ from numba import njit
 
 from hapticam.errors import ModelValidationError
 from hapticam.models.hybrid_key.events import clamp
-from hapticam.models.hybrid_key.layout import ABSENT_M, P_BK, P_DC, P_KC, P_R, P_RAIL, P_XJ, P_XL, P_XR, S_XC
+from hapticam.models.hybrid_key.layout import (ABSENT_M, KERNEL_JIT, P_BK, P_DC, P_KC, P_R, P_RAIL, P_XJ, P_XL, P_XR,
+                                               S_XC)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def drive_point(p, x, escaped):
     """Drive point height (m) at key position ``x`` (m), on the jack or (``escaped`` != 0) the backcheck."""
     r = p[P_R]
@@ -68,7 +69,7 @@ def drive_point(p, x, escaped):
     return r * x - p[P_DC] * f
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def drive_slope(p, x, escaped):
     """Lever ratio ds/dx at key position ``x`` (m): the factor on the hammer reaction felt at the key
     (0 while the hammer lies on its rail)."""
@@ -80,7 +81,7 @@ def drive_slope(p, x, escaped):
     return r
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def drive_kink(p, escaped):
     """Key position (m) below which the hammer lies on its rail: ``x_j`` on the jack, ``x_j + d_c / r``
     escaped; ``-ABSENT_M`` without a rail."""
@@ -89,21 +90,21 @@ def drive_kink(p, escaped):
     return p[P_XJ] + (p[P_DC] / p[P_R] if escaped != 0.0 else 0.0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def check_held(p):
     """True for a simulated key (a virtual coupling with the key's damper) with a closing check: the
     check is read where the handle holds the key (module notes)."""
     return p[P_KC] > 0.0 and p[P_BK] > 0.0 and p[P_RAIL] == 0.0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def held_past_let_off(p, s, escaped):
     """True when a held check (:func:`check_held`) has escaped and the handle ``s[S_XC]`` is past let-off:
     the backcheck then stays a whole drop below the jack (module notes)."""
     return escaped != 0.0 and check_held(p) and s[S_XC] >= p[P_XL]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def drive_at(p, s, x, escaped):
     """Drive point height (m) with the key at ``x`` (m) in state ``s``: :func:`drive_point`, or held past
     let-off (:func:`held_past_let_off`) the backcheck a whole drop below the jack, ``r x - d_c``."""
@@ -112,7 +113,7 @@ def drive_at(p, s, x, escaped):
     return drive_point(p, x, escaped)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def lever_at(p, s, x, escaped):
     """ds/dx of :func:`drive_at` (the lever ratio, the factor on the hammer's reaction felt at the key)."""
     return p[P_R] if held_past_let_off(p, s, escaped) else drive_slope(p, x, escaped)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from numba import njit
 
 from hapticam.models.hybrid_key.geometry import lever_at
-from hapticam.models.hybrid_key.layout import (EV_LANDING, EV_STRING, MAX_LOGGED_EVENTS, S_ESCAPED, S_EV0,
+from hapticam.models.hybrid_key.layout import (EV_LANDING, EV_STRING, KERNEL_JIT, MAX_LOGGED_EVENTS, S_ESCAPED, S_EV0,
                                                S_EV_COUNT, S_XPREV)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def hybrid_key_impact(p, s):
     """The strongest impact of the last tick that the key feels: ``(code, speed)`` with the event code
     (``EV_LANDING``: the hammer landing on the jack or in the backcheck; ``EV_STRING``: striking the string)

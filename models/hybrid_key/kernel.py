@@ -24,9 +24,10 @@ from hapticam.models.hybrid_key.layout import (ABSENT_M, A_LIMIT_MPS2, DT_MAX_S,
                                                S_STRING_SPEED, S_TH, S_TPREV, S_UH, S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_T_LIFT,
                                                S_T_STRING, S_UPREV, S_W, S_XC, S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS,
                                                X_LIMIT_M, Y_LIMIT_M)
+from hapticam.models.hybrid_key.layout import KERNEL_JIT
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _log_event(s, code, t, speed, T):
     """Record an event at time t (s) inside a tick of length T: log slot, time-since slot, flag bit."""
     n = int(s[S_EV_COUNT])
@@ -52,7 +53,7 @@ def _log_event(s, code, t, speed, T):
     s[S_FLAGS] = flags
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _place_at_rest(p, s, x):
     """Put the hammer at rest on the drive point at key position x (contact mode)."""
     s[S_Y] = drive_at(p, s, x, s[S_ESCAPED]) - p[P_DELTA0]  # static penetration m_h g = k delta0^n (seed 000 eq. 26)
@@ -60,7 +61,7 @@ def _place_at_rest(p, s, x):
     s[S_MODE] = MODE_CONTACT
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _advance(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, iters):
     """Advance the hammer from t to seg_end (s) over a monotone piece of the key's motion between
     escapement crossings, split where the key crosses the hammer rail's kink (``drive_kink``) so that
@@ -77,7 +78,7 @@ def _advance(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, iters):
     return _advance_linear(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, iters)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _advance_linear(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, iters):
     """Advance the hammer from t to seg_end (s) over one interval on which the drive point is a
     quadratic in time (the key x(t) = x0 + v0 t + a t^2 / 2, the drive linear in x). Returns
@@ -122,7 +123,7 @@ def _advance_linear(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, it
     return y, w, mode, impulse, iters
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _rigid_entry(s, lever, m, q, v0, a, t, seg_end, T, w, mode):
     """Rigid contact at an interval start: the drive point's velocity may jump there (the interpolant is
     C0 at ticks, and ds/dx changes at let-off/repetition); the hammer follows unless the mean contact force
@@ -143,7 +144,7 @@ def _rigid_entry(s, lever, m, q, v0, a, t, seg_end, T, w, mode):
     return w, mode, impulse
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _flight(p, s, x0, v0, a, t, seg_end, T, lever, q, s_t, sp, y, w, mode, esc, rigid):
     """Free flight from t to the first of: landing on the drive point, the string, the interval's end.
     Returns (y, w, t, mode, (ds/dx)-weighted impulse of a rigid landing)."""
@@ -193,7 +194,7 @@ def _flight(p, s, x0, v0, a, t, seg_end, T, lever, q, s_t, sp, y, w, mode, esc, 
     return y, w, t, mode, impulse
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(inline="always", **KERNEL_JIT)
 def _hc_contact(p, s, x0, v0, a, t, seg_end, T, hs, lever, sa, s_t, sp, y, w, mode, esc):
     """One RK4 sub-step of Hunt-Crossley contact (to the next point of the tick's sub-step grid), or up
     to a lift-off inside it. Returns (y, w, t, mode, (ds/dx)-weighted impulse)."""
@@ -219,7 +220,7 @@ def _hc_contact(p, s, x0, v0, a, t, seg_end, T, hs, lever, sa, s_t, sp, y, w, mo
     return y, w, t, mode, impulse
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _key_force(p, x, v, a):
     """The key's own force (N) and whether it is on the keybed:
     F = m_k a + k_r x + F_p; keybed F_kb = max(0, k_kb (x - x_kb) + b_kb v)  (seed 004 eq. 2.1)."""
@@ -232,7 +233,7 @@ def _key_force(p, x, v, a):
     return f_key, on_keybed
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _initialise(p, s, x):
     """First tick: the hammer at rest on the key at x, no events yet."""
     s[S_ESCAPED] = 1.0 if x > p[P_XL] else 0.0
@@ -247,7 +248,7 @@ def _initialise(p, s, x):
     s[S_FLAGS] = FLAG_CONTACT | (FLAG_ESCAPED if s[S_ESCAPED] != 0.0 else 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _tick_start(s, x, T):
     """The key's motion on the tick, the quadratic through the last three samples (mean velocities d1
     over the previous tick of length T_p and d2 over this one): x(t) = x0 + v0 t + acc t^2 / 2.
@@ -266,7 +267,7 @@ def _tick_start(s, x, T):
     return x0, d2, acc, v0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _escapement(p, s, t, v0, acc, T, at_let, pressing, mode, y, w):
     """At a let-off or repetition crossing: let-off (pressing, not yet escaped) makes the jack escape and
     the drive point drop by d_c onto the backcheck (the hammer may fly); repetition (releasing, escaped)
@@ -282,7 +283,7 @@ def _escapement(p, s, t, v0, acc, T, at_let, pressing, mode, y, w):
     return mode
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(inline="always", **KERNEL_JIT)
 def _tick_end(p, s, x, y, w, mode, impulse, on_keybed, d2, T):
     """Store the hammer and key state and the flags; return the hammer's reaction at the key (N), the
     tick-mean (ds/dx) F_c through the lever. A runaway or non-finite hammer state is reset to rest on
@@ -312,7 +313,7 @@ def _tick_end(p, s, x, y, w, mode, impulse, on_keybed, d2, T):
     return reaction
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def hybrid_key_force(p, s, x, v, a, dt):
     """Force (N) the user applies to the key at position ``x`` (m, +x pressing), velocity ``v`` (m/s)
     and acceleration ``a`` (m/s^2); advances the hammer by ``dt`` (s) with the key moving from the
@@ -331,7 +332,7 @@ def hybrid_key_force(p, s, x, v, a, dt):
     return f                            # (a pad holding the key: its own force says where it touches)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _coupled_force(p, s, x, v, dt):
     """The handle at ``x`` (m) pulls the simulated key through the coupling over ``n`` key sub-steps of
     one tick (the handle linear in time between samples); the hammer is advanced by the kinematic
@@ -396,7 +397,7 @@ def _coupled_force(p, s, x, v, dt):
     return f_key + total / n
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def _direct_force(p, s, x, v, a, dt):
     """:func:`hybrid_key_force` with the key driven directly by ``x`` (no coupling)."""
     if not (math.isfinite(x) and math.isfinite(v) and math.isfinite(a) and math.isfinite(dt)):
@@ -465,13 +466,13 @@ def _direct_force(p, s, x, v, a, dt):
     return f_key + _tick_end(p, s, x, y, w, mode, impulse, on_keybed, d2, T)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def hybrid_key_flags(p, s):
     """Mode/event flags of the last tick (int bit field; bits listed in the module docstring)."""
     return int(s[S_FLAGS])
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**KERNEL_JIT)
 def hybrid_key_diag(p, s, which):
     """Diagnostics after the last tick: 0 the hammer height y (m), 1 the drive point's height (m): the
     jack, or the backcheck once escaped (:func:`drive_point` at the key's last position)."""

@@ -37,6 +37,26 @@ from __future__ import annotations
 
 import math
 
+
+def _without_reference_counting() -> dict[str, bool]:
+    """``{"_nrt": False}`` where this numba's CPU target takes the option, else nothing."""
+    try:
+        from numba.core.cpu import CPUTargetOptions
+    except ImportError:
+        return {}
+    return {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+
+
+#: numba options of the hybrid key's compiled kernels. They allocate nothing, so they are compiled without numba's
+#: reference counting (``_nrt``): with it every call that passes the parameter and state arrays increments and
+#: decrements their counts (atomic operations), about half of a coupled key's tick, whose key sub-steps make some
+#: ten such calls each. A kernel that allocated would fail to compile rather than allocate in the servo tick.
+#: The small kernels every key sub-step calls (``key_substep``, ``gather_substep``, ``_hc_contact``, ``_tick_end``)
+#: are compiled into their callers as well (``inline="always"``); the larger ones stay calls (compile time).
+#: ``_nrt`` is an option numba's CPU target declares but does not document: where a numba lacks it, the kernels
+#: compile as before (slower, same results).
+KERNEL_JIT = {"cache": True, "nogil": True, "error_model": "numpy", **_without_reference_counting()}
+
 # -- parameter block layout ---------------------------------------------------------------------------
 P_MK, P_KR, P_FP, P_MH, P_R, P_G = 0, 1, 2, 3, 4, 5
 P_LAW, P_K, P_B, P_N, P_E = 6, 7, 8, 9, 10
