@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import binascii
 import os
+import re
 import select
 import shutil
 import time
@@ -246,13 +247,22 @@ def test_silence_trips_the_watchdog_on_both_sides_and_the_run_recovers(emu_exe, 
     with emu as port:
         dev, res, _ = run_serial(kernels[0], port, duration_s=0.8, watchdog_ms=50)
         dev.close()
-    summary = emu.summary
-    assert summary["watchdog_trips"] == 1 and "watchdog at" in emu.log       # the firmware's side
+    # the firmware's side: its watchdog trips 50 ms into the silence (200-350 ms on its clock); a loaded host
+    # that takes over 50 ms from its last FORCE to closing the port trips it once more at the end
+    trips = [float(t) for t in re.findall(r"watchdog at ([0-9.]+) ms", emu.log)]
+    assert emu.summary["watchdog_trips"] == len(trips) >= 1
+    assert any(245.0 <= t <= 350.0 for t in trips), trips
     assert _events(res, "stale-device")                                     # the host's side
     wd = [e for e in _events(res, "device-error") if e.value == ERR_WATCHDOG]
     assert wd and dev.counters()["watchdog_reports"] >= 1
-    silent = (res.t_s > 0.25) & (res.t_s < 0.33)
-    assert np.all(res.force_N[silent] == 0.0)
+    # the host's own view of the silence (its stale ticks), not the emulator's wall clock, which a loaded
+    # machine's loop lags: the longest run of stale ticks holds zero force throughout
+    stale = _flag(res, EV_STALE)
+    edges = np.flatnonzero(np.diff(np.r_[0, stale.astype(np.int8), 0]))
+    runs = list(zip(edges[::2], edges[1::2]))
+    start, stop = max(runs, key=lambda r: r[1] - r[0])
+    assert stop - start >= 20 and np.all(res.force_N[start:stop] == 0.0)
+    assert np.all(res.force_N[stale] == 0.0)
     assert res.stats.fault is None and np.max(np.abs(res.force_N[res.t_s > 0.7])) > 0.1   # forces came back
 
 
