@@ -37,7 +37,8 @@ def register_hybrid_key(isub: argparse._SubParsersAction) -> None:
     c.add_argument("-o", "--output", required=True, help="model file to write (.yaml or .msgpack)")
     c.add_argument("--probe-stiffness", type=float, default=None, metavar="N/m",
                    help="stiffness of the probe's tip on the key (with --probe-damping): the key's recoil in the contact fit "
-                        "(default: the one-sided tip the captures name, if any)")
+                        "(default: the one-sided tip the captures name, if any; a key the captures say rests on its tip has its "
+                        "mass read through the tip either way)")
     c.add_argument("--probe-damping", type=float, default=0.0, metavar="N s/m", help="damping of the probe's tip")
     c.add_argument("--device-damping", type=float, default=DEVICE_DAMPING_NSPM, metavar="N s/m",
                    help="physical damping of the device the model will be rendered on (default 2, the simulator)")
@@ -101,7 +102,7 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
         captures.append((name, cap.t_s, cap.x_m, cap.f_N, _kind(cap)))
         metadata.append(cap.metadata)
     tip = None if args.probe_stiffness is None else (args.probe_stiffness, args.probe_damping)
-    resting = _resting_tip(metadata) if tip is None else None
+    resting = _resting_tip(metadata)       # the captures' own one-sided tip: the key's mass is read through it
     fit = identify_hybrid_key(captures, probe_tip=tip or resting, key_on_tip=resting is not None)
     kc, bc = fit.coupling(args.device_damping, args.render_rate)
     from hapticam.identify.transients import identify_transients

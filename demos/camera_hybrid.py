@@ -65,11 +65,12 @@ def probe_and_identify(result: Any, work: Path, target_name: str, seed: int, say
         f"{RATE_HZ:.0f} Hz -> {result.out_dir}/probe-*.csv")
     t0 = time.perf_counter()
     tip = getattr(target, "pad_Npm", None)
+    resting = target.probe_tip() is not None           # a one-sided pad the key rests on: no damper of the tip's
     try:
         with step("[2/4] identifying the hybrid key (key, hammer, let-off, keybed)", compiles="the hybrid key",
                   about_s=HYBRID_COMPILE_S):
-            fit = identify_hybrid_key(caps, probe_tip=None if tip is None else (tip, getattr(target, "pad_Nspm", 0.0)),
-                                      key_on_tip=target.probe_tip() is not None)
+            damping = 0.0 if resting else getattr(target, "pad_Nspm", 0.0)
+            fit = identify_hybrid_key(caps, probe_tip=None if tip is None else (tip, damping), key_on_tip=resting)
     except IdentificationError as exc:
         result.stages["identify"] = {"method": "hybrid-key", "error": str(exc)}
         say(f"[2/4] identify  hybrid-key: {exc}")

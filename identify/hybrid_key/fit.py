@@ -355,10 +355,11 @@ def _initial_values(st: Any) -> dict[str, float]:
 
 
 def _contact_damping(groups: dict[str, list[Prepared]], values: dict[str, float], se: dict[str, float],
-                     fixed: dict[str, str], notes: list[str], probe_tip: tuple[float, float] | None) -> None:
+                     fixed: dict[str, str], notes: list[str], probe_tip: tuple[float, float] | None) -> str:
     """The contact's Hunt-Crossley alpha = b / k from the bounces in the backcheck after let-off, else from the
     oscillation's landings (:mod:`hapticam.identify.hybrid_key.bounce`): ``values`` and ``se`` get b when the
-    captures pin it, ``fixed`` says why when they do not; ``notes`` get each fit's note."""
+    captures pin it, ``fixed`` says why when they do not; ``notes`` get each fit's note. Returns where alpha
+    was read, or "" when it was not."""
     alpha, alpha_se, note = backcheck_alpha(groups["slow"] + groups["stroke"], values, probe_tip)
     notes.append(note)
     source = "the bounces in the backcheck after let-off"
@@ -373,10 +374,12 @@ def _contact_damping(groups: dict[str, list[Prepared]], values: dict[str, float]
     if math.isfinite(alpha):
         values["contact_b_Nspm"] = alpha * values["contact_k_Npm"]
         se["contact_b_Nspm"] = alpha_se * values["contact_k_Npm"]
-    elif "contact_b_Nspm" not in fixed:
+        return source
+    if "contact_b_Nspm" not in fixed:
         why = ("no bounce sequence after let-off and " + ("no landing of the oscillation was found" if groups["bounce"]
                                                           else "no oscillation below let-off"))
         fixed["contact_b_Nspm"] = f"{why}: kept at alpha k = {values['contact_b_Nspm']:g}"
+    return ""
 
 
 def identify_hybrid_key(captures: Captures, *,
@@ -425,9 +428,9 @@ def identify_hybrid_key(captures: Captures, *,
         se.update(lin_se)
     _keybed(groups["slow"], values, se)
     say("slow stroke and strokes: key mass and keybed by least squares on the simulated hammer")
-    _contact_damping(groups, values, se, fixed, notes, probe_tip)
-    if "contact_b_Nspm" in se:
-        say("Hunt-Crossley alpha = b / k from the landings")
+    source = _contact_damping(groups, values, se, fixed, notes, probe_tip)
+    if source:
+        say(f"Hunt-Crossley alpha = b / k from {source}")
     for name in ("keybed_b_Nspm", "key_mass_kg"):
         if name not in se or not math.isfinite(se[name]):
             fixed[name] = f"not excited by these captures: kept at {values[name]:g}"

@@ -144,7 +144,10 @@ class Prepared:
     """A capture ready for simulation: key position (m, zero-phase smoothed at ``POSITION_CUTOFF_HZ``),
     velocity (m/s) and acceleration (m/s^2, smoothed at ``ACCELERATION_CUTOFF_HZ``; the key's own, read
     through the probe's tip when its stiffness is known: :func:`key_behind_tip`), force (N), step (s),
-    its role and the samples the residual uses."""
+    its role and the samples the residual uses. Position and velocity stay the probe's: they drive the
+    simulated key, whose hammer the fit's other terms are read against, and the tip's compression (micrometres)
+    moves the hammer's events by less than a sample; the acceleration is where the carriage's recoil biased the
+    mass (:func:`prepare`)."""
 
     name: str
     role: str
@@ -173,7 +176,9 @@ def key_behind_tip(x_m: np.ndarray, f_N: np.ndarray, dt_s: float, tip: tuple[flo
     """The key's position (m) behind a compliant probe tip: the probe's ``x_m`` less the tip's compression
     ``delta``, which the force ``f_N`` (N) on the tip gives through the tip's stiffness and damping ``tip``
     (N/m, N s/m): ``k delta + b delta' = f`` (implicit Euler at ``dt_s``), one-sided (a pull leaves it
-    uncompressed)."""
+    uncompressed). A one-sided Hunt-Crossley pad ``k delta (1 + alpha delta')`` is taken at ``b = 0``: its
+    damping is on ``delta delta'``, second order in the micrometres of compression (the simulated piano
+    key's mass through its pad, alpha 5 s/m: 61.35 g solving for alpha, 61.39 g with ``b = 0``)."""
     k, b = tip
     c = b / dt_s
     delta = lfilter([1.0 / (k + c)], [1.0, -c / (k + c)], np.maximum(f_N, 0.0))
