@@ -318,6 +318,8 @@ def test_the_identified_piano_model_fits_outside_the_impacts_and_renders_the_lan
     assert result.impacts.fit_outside_percent >= 95.0
     assert {"fit outside impacts", "features"} <= _passed_checks(result, t_letoff)
     landing = min(t for t in result.impacts.captured_onsets_s if t > t_letoff)
+    window = next(w for w in result.impacts.windows if w.start_s <= landing <= w.end_s)
+    assert window.rendered_impulse_Ns >= 0.75 * window.captured_impulse_Ns    # 0.82 today (15 % would pass)
     assert any(c == landing and abs(r - c) <= MATCH_S for c, r in result.impacts.matched)
 
 
@@ -329,3 +331,18 @@ def test_a_wrong_piano_model_fails_a_check_the_identified_one_passes(piano, iden
     result = verify(_wrong(model, *WRONG[name]), held_out)
     assert not result.passed
     assert _passed_checks(identified, t_letoff) - _passed_checks(result, t_letoff), name
+
+
+def test_a_flagged_landing_counts_as_an_impact_only_if_its_pulse_carries_momentum():
+    """The model flags three landings; the rendered force holds a 9 N pulse of 1 ms at the first, a 0.05 N bump
+    of 4 ms at the second and nothing at the third. Only the first carries momentum above one force JND times
+    its window's length (the test a captured impact passes), so only it is a rendered impact."""
+    from hapticam.render.verify.features import Thresholds
+    from hapticam.render.verify.impacts import felt_flagged
+
+    t = np.arange(0.0, 1.0, 2.5e-4)
+    f = np.full(t.size, 0.5)
+    f[(t >= 0.3) & (t < 0.301)] += 9.0
+    f[(t >= 0.6) & (t < 0.604)] += 0.05
+    felt = felt_flagged(t, f, np.array([0.3, 0.6, 0.8]), Thresholds())
+    assert felt.tolist() == pytest.approx([0.3], abs=2.5e-4)

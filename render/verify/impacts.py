@@ -35,8 +35,9 @@ clicky switch sampled at 4 kHz shows its click as a vibration: 3.2 N above the l
 ringing, with a net impulse of 0.05 mN s against 0.35 mN s for one JND over its 9.7 ms (not an impact);
 a piano action's first landing, 9.1 N above the level, carries 30 mN s against 0.6 mN s.
 
-The rendering's impacts are the ticks in which the model flags one (``FLAG_IMPACT``) and the impacts the
-detector finds in the rendered force. Windows (:func:`impact_spans`): from ``LEAD_S`` before each onset of
+The rendering's impacts are the ticks in which the model flags one (``FLAG_IMPACT``) whose pulse in the
+rendered force carries momentum by the test above (:func:`felt_flagged`: a landing too soft to tell in the
+force is no impact on either side), and the impacts the detector finds in the rendered force. Windows (:func:`impact_spans`): from ``LEAD_S`` before each onset of
 either side until the envelope of the residual ``F_captured - F_rendered`` (its largest magnitude over the
 next ``ENVELOPE_S``) falls below the force JND at the capture's level, at most ``MAX_WINDOW_S``; windows
 that overlap are one. A window's impulse (:func:`window_impulse`), on either side, is the force above the
@@ -114,7 +115,7 @@ class ImpactReport:
     criterion: str
     captured_onsets_s: list[float] = field(default_factory=list)
     rendered_onsets_s: list[float] = field(default_factory=list)
-    #: of the rendered onsets, those of the ticks the model flagged
+    #: of the rendered onsets, those of the ticks the model flagged whose pulse carries momentum (felt_flagged)
     flagged_onsets_s: list[float] = field(default_factory=list)
     matched: list[tuple[float, float]] = field(default_factory=list)
     unmatched_captured_s: list[float] = field(default_factory=list)
@@ -452,7 +453,7 @@ def assess_impacts(t: np.ndarray, f_captured: np.ndarray, f_rendered: np.ndarray
     flagged = flagged_onsets(result, t_replay, t)
     felt = felt_flagged(t[valid], f_rendered[valid], flagged, th)
     rendered = _merge_onsets(np.r_[felt, impact_onsets(t[valid], f_rendered[valid], th)])
-    return judge_impacts(t, f_captured, f_rendered, valid, captured, rendered, th, flagged)
+    return judge_impacts(t, f_captured, f_rendered, valid, captured, rendered, th, felt)
 
 
 # -- the spans after flagged impacts where the key's features are not read ----------------------------
