@@ -63,17 +63,21 @@ def _positive(value: Any) -> float | None:
 
 
 #: The carriage follows the captured positions as a stiff, critically damped spring whose natural frequency
-#: times the simulator's physics sub-step is this (well inside semi-implicit Euler's stability limit, 2).
+#: times the simulator's physics sub-step is this, and at most ``FOLLOWER_OMEGA_STEP_MAX``: semi-implicit
+#: Euler keeps a critically damped oscillator stable up to omega h = 2 (sqrt(2) - 1) = 0.83.
 FOLLOWER_OMEGA_STEP = 0.3
+FOLLOWER_OMEGA_STEP_MAX = 0.6
 
 
 def carriage_follower(probe: CaptureProbe, substep_s: float) -> tuple[float, float]:
     """Stiffness (N/m) and damping (N s/m) with which the replay's handle, of the carriage's mass, follows the
     captured positions (module notes): critically damped at ``FOLLOWER_OMEGA_STEP / substep_s`` (rad/s, for the
-    simulator's physics sub-step in s), and at least ten times as stiff as the probe's own servo."""
+    simulator's physics sub-step in s), ten times as stiff as the probe's own servo if that is stiffer, but
+    never past ``FOLLOWER_OMEGA_STEP_MAX / substep_s``."""
+    m = probe.carriage_mass_kg
     omega = FOLLOWER_OMEGA_STEP / substep_s
-    stiffness = max(probe.carriage_mass_kg * omega * omega, 10.0 * probe.servo_k_Npm)
-    return stiffness, 2.0 * math.sqrt(stiffness * probe.carriage_mass_kg)
+    stiffness = min(max(m * omega * omega, 10.0 * probe.servo_k_Npm), m * (FOLLOWER_OMEGA_STEP_MAX / substep_s) ** 2)
+    return stiffness, 2.0 * math.sqrt(stiffness * m)
 
 
 def capture_probe(metadata: dict[str, Any]) -> CaptureProbe | None:
