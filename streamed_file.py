@@ -101,8 +101,12 @@ def destination_of(partial: str | os.PathLike[str]) -> Path | None:
 
 
 def writer_alive(fh: IO[bytes]) -> bool:
-    """Whether another process writes the open partial file ``fh``: it holds the file's lock, or the
-    ``# pid: N`` line in its first 64 kB names a running process other than this one. ``fh`` is left at 0."""
+    """Whether another process writes the open partial file ``fh``: it holds the file's lock; where the system
+    has no locks, the ``# pid: N`` line in its first 64 kB names a running process other than this one (a
+    free lock outweighs a pid line, whose process id a dead writer may have handed on). ``fh`` is left at 0."""
+    locked = _locked(fh.fileno())
+    if locked is not None:
+        return locked
     try:
         head = fh.read(1 << 16)
     except OSError:
@@ -110,21 +114,20 @@ def writer_alive(fh: IO[bytes]) -> bool:
     finally:
         fh.seek(0)
     m = _PID.search(head)
-    if m and int(m.group(1)) != os.getpid() and pid_alive(int(m.group(1))):
-        return True
-    return _locked(fh.fileno())
+    return bool(m and int(m.group(1)) != os.getpid() and pid_alive(int(m.group(1))))
 
 
-def _locked(fd: int) -> bool:
-    """Whether a writer holds the lock of ``fd``'s file (tested without waiting, and released at once)."""
+def _locked(fd: int) -> bool | None:
+    """Whether a writer holds the lock of ``fd``'s file (tested without waiting, and released at once); None
+    where the system or the file system has no locks."""
     if fcntl is None:
-        return False
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
     except OSError:                       # a file system without locks
-        return False
+        return None
     fcntl.flock(fd, fcntl.LOCK_UN)
     return False
 
@@ -140,6 +143,9 @@ class StreamedFile:
     def __init__(self, path: str | os.PathLike[str], head: str, *, partial: str | os.PathLike[str] | None = None,
                  flush_period_s: float = FLUSH_PERIOD_S, sync_period_s: float = SYNC_PERIOD_S) -> None:
         self.path = Path(path)
+        if self.path.name.endswith((PARTIAL_SUFFIX, PARTIAL_CSV_SUFFIX)):   # recover would take it for one
+            raise OSError(f"{self.path}: a name ending in {PARTIAL_SUFFIX} or {PARTIAL_CSV_SUFFIX} is kept for "
+                          "the file being written; choose another")
         self.partial = partial_path(self.path) if partial is None else Path(partial)
         self.flush_period_s, self.sync_period_s = flush_period_s, sync_period_s
         self.written = 0                  # bytes taken, pending ones included
@@ -213,7 +219,10 @@ class StreamedFile:
 
     def finish(self, tail: str = "") -> Path:
         """Append ``tail`` (the final lines), sync, close and rename the partial file onto ``path``; returns
-        ``path``. Raises OSError (the partial file is kept, closed)."""
+        ``path``. Raises OSError (the partial file is kept, closed), also when the file was already closed or
+        cut short by a failed write: the destination's name never holds a partial file."""
+        if self._fd is None:
+            raise OSError(self.failure or f"{self.partial}: already closed")
         try:
             self.write(tail)
             self.flush(sync=True)

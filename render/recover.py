@@ -5,7 +5,8 @@ render's recording (``NAME.csv.partial``, :mod:`hapticam.render.recording`), a d
 (``NAME.csv.partial``, :mod:`hapticam.devices.probe_capture`) and a recording from the switch meter's port
 (``STEM.partial.csv``, :mod:`hapticam.devices.meter_port`). A process killed without a chance to finish
 (``kill -9``, a crash, a power cut) leaves that file with every line up to its last flush (``kill -9``, a
-crash: about 60 ms before the end; a power cut: its last ``fsync``, about a second) and perhaps part of a line
+crash: at most 50 ms before the end, about 60 ms for a recording, whose samples reach it in batches; a power
+cut: its last ``fsync``, about a second) and perhaps part of a line
 after it. :func:`recover` tells which of the three it is by its column header and writes its header and
 complete lines, and for a recording or a probe capture the metadata a finished one carries (``ticks`` or
 ``samples``, and ``recovered``; the meter's record has no metadata lines), to a temporary file beside it,

@@ -176,3 +176,34 @@ def test_lines_reach_the_file_at_a_flush_not_before(tmp_path):
     stream.write("3\n")
     assert stream.finish("# n: 3\n") == tmp_path / "a.csv"
     assert (tmp_path / "a.csv").read_bytes() == b"h\n1\n2\n3\n# n: 3\n" and not stream.partial.exists()
+
+
+def test_a_free_lock_outweighs_a_pid_line_whose_process_id_was_handed_on(tmp_path):
+    """A dead writer's ``# pid`` may name another running process now (here a sleeping child): where the
+    system has locks, the lock a writer holds while writing says whether it is alive, and a free one lets
+    recover complete the file."""
+    from hapticam.capture_io import metadata_lines
+    from hapticam.devices.probe_capture import PROBE_COLUMNS
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        partial = tmp_path / "cap.csv.partial"
+        rows = "".join(f"{i * 1e-3:.3f},{i * 1e-5:.9e},{0.01 * i:.9e},0,0,1,0,0.0\n" for i in range(30))
+        partial.write_text(metadata_lines({"pid": sleeper.pid}) + ",".join(PROBE_COLUMNS) + "\n" + rows)
+        done = _recover_child(partial)
+        assert done.returncode == 0, done.stderr
+        assert load_capture(tmp_path / "cap.csv").n == 30 and not partial.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_closed_stream_is_never_renamed_onto_its_destination_and_partial_names_are_refused(tmp_path):
+    stream = StreamedFile(tmp_path / "a.csv", "h\n")
+    stream.close()
+    with pytest.raises(OSError):
+        stream.finish("# n: 0\n")
+    assert not (tmp_path / "a.csv").exists() and stream.partial.exists()
+    for name in ("b.csv.partial", "c" + PARTIAL_CSV_SUFFIX):
+        with pytest.raises(OSError, match="kept for the file being written"):
+            StreamedFile(tmp_path / name, "h\n")
