@@ -315,10 +315,19 @@ def load_model_to_render(source: str | os.PathLike[str], axis: str = "linear") -
     N m): a model on the other axis kind is refused with a :class:`~hapticam.errors.ModelFileError` instead of
     being read in the device's units."""
     model, doc = load_model(source)
-    refused = axis_refusal(doc.axis, axis)
+    check_axis(doc, axis)
+    return model
+
+
+def check_axis(doc: ModelDocument | None, device_axis: str) -> None:
+    """Refuse with a :class:`~hapticam.errors.ModelFileError` naming the file a model file declared on the other
+    axis kind than ``device_axis`` (``linear``: m, N; ``rotary``: rad, N m), whose numbers would be read in the
+    device's units; a model given as such (``doc`` None) is the caller's to match."""
+    if doc is None:
+        return
+    refused = axis_refusal(doc.axis, device_axis)
     if refused:
         raise ModelFileError(f"{doc.path}: {refused}")
-    return model
 
 
 # -- writing -----------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from hapticam.errors import HapticError, ModelFileError, ParameterError
+from hapticam.errors import HapticError, ParameterError
 from hapticam.models.base import Model
 
 if TYPE_CHECKING:
@@ -114,30 +114,17 @@ def check_settings(settings: RenderSettings) -> float | None:
 def load_for_device(model: Model | str | os.PathLike[str], device: str) -> tuple[Model, ModelDocument | None]:
     """The model itself (and no document), or the one a file names, read once, with its document (the axis kind
     the file declares). A file on the other axis kind than the one ``device``'s name states is refused here
-    (:func:`check_axis`); on a device that states its axis only when it opens, check it once the device is open."""
+    (:func:`~hapticam.models.files.check_axis`); on a device that states its axis only when it opens, check it once the device is open."""
     if isinstance(model, Model):
         return model, None
     from hapticam.devices.registry import device_axis
-    from hapticam.models.files import load_model
+    from hapticam.models.files import check_axis, load_model
 
     loaded, doc = load_model(model)
     axis = device_axis(device)
     if axis is not None:
         check_axis(doc, axis)
     return loaded, doc
-
-
-def check_axis(doc: ModelDocument | None, device_axis: str) -> None:
-    """Refuse with a :class:`~hapticam.errors.ModelFileError` naming the file a model file declared on the other
-    axis kind than ``device_axis`` (``linear``: m, N; ``rotary``: rad, N m), whose numbers would be read in the
-    device's units; a model given as such (``doc`` None) is the caller's to match."""
-    from hapticam.models.acceptance import axis_refusal
-
-    if doc is None:
-        return
-    refused = axis_refusal(doc.axis, device_axis)
-    if refused:
-        raise ModelFileError(f"{doc.path}: {refused}")
 
 
 def make_device(settings: RenderSettings) -> Device:
@@ -173,6 +160,7 @@ def render_on_device(settings: RenderSettings,
     problems: list[str] = []
     with _opened(device, problems):
         if axis_at_open:
+            from hapticam.models.files import check_axis
             check_axis(doc, device.spec.axis)
         gate_warnings = check_for_device(model, device.spec, config.rate_hz, allow_active=settings.allow_active)
         if not settings.realtime and not device.servo_binding().simulated:
