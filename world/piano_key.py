@@ -274,8 +274,9 @@ class HybridKeyTarget(Target):
     """A piano-like key whose physics is the ``hybrid-key`` model's with known parameters (seed 000
     section 1: the hammer on a lever-like paddle), for testing ``hapticam identify hybrid-key``.
 
-    Physics: the probe tip is bolted to the key front through a stiff pad (``pad_Npm``, ``pad_Nspm``): the key is a
-    body of mass ``key_mass_kg`` pulled by the tip, and the hammer, let-off, backcheck, string and keybed
+    Physics: the probe tip is bolted to the key front through a stiff pad (``pad_Npm``, ``pad_Nspm``), or, with
+    ``pad_alpha_spm``, the key rests on it, a one-sided pad it can leave: the key is a body of mass
+    ``key_mass_kg`` pulled (or pushed) by the tip, and the hammer, let-off, backcheck, string and keybed
     follow the hybrid key's equations (:mod:`hapticam.models.hybrid_key.model`), integrated at the probe's
     internal step with the key's own sub-steps. The parameters are the model's (SI units; the contact is
     Hunt-Crossley ``k rho^n + b rho^n rho'``, seed 000 eq. 26); :meth:`model` gives the model itself
