@@ -13,9 +13,11 @@
   before rendering (:func:`require_tick_budget`): it would miss deadline after deadline (a hybrid key with a
   light hammer on a stiff contact needs thousands of RK4 sub-steps a tick). A tick's cost is estimated as
   ``evaluations x max(N t_s, t_rest)``: ``N`` the integration sub-steps its components take in their costly
-  state (:meth:`HybridKey.substeps_per_tick`: hammer in contact), ``t_s`` the time of one sub-step on this
-  machine, measured on the bundled piano key resting on its jack (a known ``N``), ``t_rest`` the model's own
-  kernel timed at rest, and ``evaluations`` the most the display stage's proxy solve makes in a tick.
+  state (:meth:`HybridKey.substeps_per_tick`: a tick inside the hammer's impact), ``t_s`` the time of one
+  sub-step on this machine, measured on the bundled piano key resting on its jack and held to the sub-steps of an
+  impact (a known ``N``; resting, a coupled key takes longer steps, :meth:`HybridKey.resting_substeps_per_tick`),
+  ``t_rest`` the model's own kernel timed at rest, and ``evaluations`` the most the display stage's proxy solve
+  makes in a tick.
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ from hapticam.devices.base import DeviceSpec
 from hapticam.errors import UsageError
 from hapticam.models.base import CompiledModel, Model
 from hapticam.models.acceptance import require_renderable
+from hapticam.models.hybrid_key.layout import P_HKC
 from hapticam.progress import compiling
 from hapticam.render.display import model_stiffness, plan_display
 
 #: the model's simulation may take at most this share of a servo period, the rest being the servo's own work
 #: (velocity filter, safety layer, ring: a few us) and the device's I/O. The estimate is already the worst a
-#: press reaches (every evaluation of the display's solve with the hammer in contact); a model within it may
+#: press reaches (every evaluation of the display's solve inside the hammer's impact); a model within it may
 #: still miss deadlines on a busy machine, and the loop's missed-deadline bound stops that run
 #: (:mod:`hapticam.render.clock`)
 TICK_BUDGET_SHARE = 0.9
@@ -170,7 +173,8 @@ def tick_cost(model: Model | CompiledModel, rate_hz: float, evaluations: int = 1
 
 def substep_cost_s() -> float:
     """The time (s) of one integration sub-step on this machine: the calibration key's fastest tick at rest
-    (hammer on its jack, in contact) over its :meth:`~HybridKey.substeps_per_tick`; measured once a process."""
+    (hammer on its jack, in contact) held to the sub-steps of an impact, over its
+    :meth:`~HybridKey.substeps_per_tick`; measured once a process."""
     if not _SUBSTEP_COST_S:
         with compiling("the model kernels", MODEL_COMPILE_S):          # the kernels, on first use
             _SUBSTEP_COST_S.append(_calibrated_substep_s())
@@ -184,6 +188,8 @@ def _calibrated_substep_s() -> float:
 
     key = load_model(CALIBRATION_MODEL)[0]
     compiled, dt = key.compile(), 1e-3
+    offset = int(compiled.params[2])                   # the key's parameter block (one component)
+    compiled.params[offset + P_HKC] = 0.0              # no longer steps between impacts: an impact's sub-steps
     fastest = math.inf
     for _ in range(CALIBRATION_BATCHES):
         state = compiled.reset_state()

@@ -82,14 +82,15 @@ import math
 
 from numba import njit
 
-from hapticam.models.hybrid_key.geometry import check_held, drive_slope
+from hapticam.models.hybrid_key.events import contact_admits_step
+from hapticam.models.hybrid_key.geometry import check_held, drive_at, drive_slope, lever_at
 from hapticam.models.hybrid_key.layout import (FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
-                                               MAX_LOGGED_EVENTS, MODE_CONTACT, P_BC, P_BK, P_BKB, P_FP, P_G,
-                                               P_KC, P_KKB, P_KR, P_MH, P_MK, P_PAD, P_PAD_ALPHA, P_PAD_BUMP_K,
-                                               P_PAD_BUMP_X, P_PAD_FC, P_PAD_VEPS, P_R, P_TOUCH,
-                                               P_XKB, S_CEV0,
+                                               MAX_LOGGED_EVENTS, MODE_CONTACT, P_B, P_BC, P_BK, P_BKB, P_FP, P_G,
+                                               P_K, P_KC, P_KKB, P_KR, P_MH, P_MK, P_N, P_PAD, P_PAD_ALPHA,
+                                               P_PAD_BUMP_K, P_PAD_BUMP_X, P_PAD_FC, P_PAD_VEPS, P_R, P_TOUCH,
+                                               P_XKB, S_AK, S_CEV0,
                                                S_CEV_COUNT, S_ESCAPED, S_EV0, S_EV_COUNT, S_FLAGS, S_FLAGS_ACC,
-                                               S_MODE, S_RK, S_VK, S_XC, S_XK)
+                                               S_MODE, S_RK, S_VK, S_W, S_XC, S_XK, S_Y)
 from hapticam.models.hybrid_key.layout import KERNEL_JIT
 
 #: Flag bits that record an event during a tick (kept over the key's sub-steps); the others are states.
@@ -217,6 +218,27 @@ def key_substep(p, s, x_h, v_h, h):
     s[S_XK] = xk
     s[S_VK] = vk
     return kc * (x_h - xk) + bc * (v_h - vk) + f0
+
+
+@njit(**KERNEL_JIT)
+def key_step_admitted(p, s, h):
+    """Whether the coupled key may take one step of ``h`` (s) from its state and the hammer's in ``s``
+    (:func:`~hapticam.models.hybrid_key.events.contact_admits_step`, the rule of ``HybridKey.key_step_s``): the
+    hammer's penetration of the drive point and its closing speed, the drive point's velocity taken at the larger
+    lever of the key's position now and one step on (a jack picking the hammer up from its rail, a rail taking it
+    from a falling key); an approach acceleration ``g + r |a_k|`` (``a_k`` the key's over its last step); the
+    quasi-static contact force ``(g + l a_e) / (l^2 / m_k + 1 / m_h)`` (``l`` the lever, ``a_e = a_k + R / m_k``
+    the key's acceleration without the hammer's reaction ``R``)."""
+    xk = s[S_XK]
+    vk = s[S_VK]
+    escaped = s[S_ESCAPED]
+    lever = lever_at(p, s, xk, escaped)
+    closing = max(lever * vk, lever_at(p, s, xk + vk * h, escaped) * vk) - s[S_W]
+    r = p[P_R]
+    m_inv = lever * lever / p[P_MK] + 1.0 / p[P_MH]
+    resting = (p[P_G] + lever * (s[S_AK] + s[S_RK] / p[P_MK])) / m_inv
+    return contact_admits_step(p[P_K], p[P_B], p[P_N], p[P_MH], r * r / p[P_MK] + 1.0 / p[P_MH],
+                               drive_at(p, s, xk, escaped) - s[S_Y], closing, p[P_G] + r * abs(s[S_AK]), resting, h)
 
 
 @njit(**KERNEL_JIT)

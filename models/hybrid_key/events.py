@@ -1,5 +1,6 @@
 """Event times and contact steps of the hybrid key: closed-form landing, string and crossing times,
-lift-off location, and the Hunt-Crossley contact's RK4 step (seed 000 eq. 26). Pure arithmetic, compiled."""
+lift-off location, the Hunt-Crossley contact's RK4 step (seed 000 eq. 26), and the log of a tick's events
+in the state block. Pure arithmetic, compiled."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import math
 
 from numba import njit
 
-from hapticam.models.hybrid_key.layout import (F_LIMIT_N, KERNEL_JIT, P_B, P_G, P_K, P_MH, P_N)
+from hapticam.models.hybrid_key.layout import (EV_LANDING, EV_LIFTOFF, EV_STRING, FLAG_IMPACT, FLAG_LETOFF,
+                                               FLAG_LIFTOFF, FLAG_STRING, F_LIMIT_N, KERNEL_JIT, KEY_STEP_FORCE_SHARE,
+                                               KEY_STEP_OMEGA_H, MAX_LOGGED_EVENTS, P_B, P_G, P_K, P_MH, P_N, S_EV0,
+                                               S_EV_COUNT, S_FLAGS, S_T_LAND, S_T_LETOFF, S_T_LIFT, S_T_STRING,
+                                               SUBSTEP_OMEGA_H)
 
 
 @njit(**KERNEL_JIT)
@@ -148,3 +153,64 @@ def crossing_time(x0, v0, a, c, ta, tb, xa, xb):
     e2 = max(ta - r2, r2 - tb, 0.0)
     return clamp(r1 if e1 <= e2 else r2, ta, tb)
 
+
+
+@njit(**KERNEL_JIT)
+def contact_admits_step(k, b, n, m_h, m_inv, rho, closing, approach, resting_force, h):
+    """Whether a step of ``h`` (s) keeps the Hunt-Crossley contact ``F = rho^n (k + b rho_dot)`` within the
+    coupled key's rule for its longer steps (``HybridKey.key_step_s``), from the penetration ``rho`` (m, < 0: a
+    gap) closing at ``closing`` (m/s), an approach acceleration bounded by ``approach`` (m/s^2, >= 0) without the
+    contact force, the contact's inverse mass ``m_inv`` (1/kg) and the force ``resting_force`` (N) that would
+    carry the hammer on the key as it moves (the contact's quasi-static force). Admitted: no penetration within
+    the step; or a contact that is not in an impact (its elastic force ``k rho^n`` within ``KEY_STEP_FORCE_SHARE``
+    of itself from ``resting_force``, over its oscillation: closing speed included) and whose local frequency
+    and damping at the deepest penetration the step can reach keep ``KEY_STEP_OMEGA_H`` (the key) and
+    ``SUBSTEP_OMEGA_H`` (the hammer's one RK4 step over it). A law with n < 1 (stiffest at a touch) admits no
+    step that touches."""
+    approach_speed = max(closing, 0.0)
+    rho_h = rho + (approach_speed + 0.5 * approach * h) * h  # the contact force only ever slows an approach
+    if rho_h <= 0.0:
+        return True
+    if n < 1.0 or rho <= 0.0:
+        return False
+    root = math.sqrt(rho_h) if n == 1.5 else (1.0 if n == 1.0 else rho_h ** (n - 1.0))   # rho_h^(n-1)
+    stiffness = n * root * (k + b * (approach_speed + approach * h))
+    damping = b * root * rho_h
+    if not (h * h * stiffness * m_inv <= KEY_STEP_OMEGA_H * KEY_STEP_OMEGA_H
+            and h * damping * m_inv <= KEY_STEP_OMEGA_H
+            and h * h * stiffness <= SUBSTEP_OMEGA_H * SUBSTEP_OMEGA_H * m_h
+            and h * damping <= SUBSTEP_OMEGA_H * m_h):
+        return False
+    # not in an impact: the contact's oscillation about its quasi-static force, (F - F_r)^2 + K rho_dot^2 / m_inv
+    # (its force amplitude, K = n k rho^(n-1) the local stiffness), within the share of the elastic force F
+    root = math.sqrt(rho) if n == 1.5 else (1.0 if n == 1.0 else rho ** (n - 1.0))
+    force = k * root * rho
+    away = force - resting_force
+    share = KEY_STEP_FORCE_SHARE * force
+    return away * away + n * k * root * closing * closing / m_inv <= share * share
+
+
+@njit(**KERNEL_JIT)
+def log_event(s, code, t, speed, T):
+    """Record an event at time t (s) inside a tick of length T: log slot, time-since slot, flag bit."""
+    n = int(s[S_EV_COUNT])
+    if n < MAX_LOGGED_EVENTS:
+        j = S_EV0 + 3 * n
+        s[j] = code
+        s[j + 1] = t
+        s[j + 2] = speed
+    s[S_EV_COUNT] = n + 1
+    flags = int(s[S_FLAGS])
+    if code == EV_LANDING:
+        s[S_T_LAND] = T - t
+        flags |= FLAG_IMPACT
+    elif code == EV_LIFTOFF:
+        s[S_T_LIFT] = T - t
+        flags |= FLAG_LIFTOFF
+    elif code == EV_STRING:
+        s[S_T_STRING] = T - t
+        flags |= FLAG_STRING | FLAG_IMPACT
+    else:
+        s[S_T_LETOFF] = T - t
+        flags |= FLAG_LETOFF
+    s[S_FLAGS] = flags

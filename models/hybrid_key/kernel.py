@@ -8,49 +8,22 @@ import math
 import numpy as np
 from numba import njit
 
-from hapticam.models.hybrid_key.coupling import (begin_tick, coupling_preload, end_tick, gather_substep, key_substep,
-                                                pad_force, pad_rest)
-from hapticam.models.hybrid_key.events import (clamp, crossing_time, landing_time, liftoff_time, rk4_contact,
-                                               string_time)
+from hapticam.models.hybrid_key.coupling import (begin_tick, coupling_preload, end_tick, gather_substep,
+                                                key_step_admitted, key_substep, pad_force, pad_rest)
+from hapticam.models.hybrid_key.events import (clamp, crossing_time, landing_time, liftoff_time, log_event,
+                                               rk4_contact, string_time)
 from hapticam.models.hybrid_key.geometry import check_held, drive_at, drive_kink, lever_at
 from hapticam.models.hybrid_key.layout import (ABSENT_M, A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S, EV_LANDING, EV_LETOFF,
                                                EV_LIFTOFF, EV_STRING, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT,
-                                               FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING,
-                                               F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS, MAX_LOGGED_EVENTS,
-                                               MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BK, P_BKB, P_DELTA0,
-                                               P_E, P_ES, P_FP, P_G, P_H, P_HK, P_KC, P_KKB, P_KR, P_LAW, P_MH, P_MK, P_PAD, P_RAIL, P_TOUCH,
-                                               P_VCAP, P_XKB, P_XL, P_XR, P_YS, S_ESCAPED, S_EV0, S_EV_COUNT,
-                                               S_FLAGS, S_INIT, S_LAND_SPEED, S_MODE, S_REACTION, S_RECOVERIES,
-                                               S_STRING_SPEED, S_TH, S_TPREV, S_UH, S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_T_LIFT,
-                                               S_T_STRING, S_UPREV, S_W, S_XC, S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS,
-                                               X_LIMIT_M, Y_LIMIT_M)
+                                               FLAG_IMPACT, FLAG_KEYBED, F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS,
+                                               MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BK,
+                                               P_BKB, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_HK, P_HKC, P_KC, P_KKB,
+                                               P_KR, P_LAW, P_MH, P_MK, P_PAD, P_RAIL, P_TOUCH, P_VCAP, P_XKB, P_XL,
+                                               P_XR, P_YS, S_AK, S_ESCAPED, S_EV_COUNT, S_FLAGS, S_INIT, S_LAND_SPEED,
+                                               S_MODE, S_REACTION, S_RECOVERIES, S_STRING_SPEED, S_TH, S_TPREV, S_UH,
+                                               S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_UPREV, S_W, S_XC,
+                                               S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS, X_LIMIT_M, Y_LIMIT_M)
 from hapticam.models.hybrid_key.layout import KERNEL_JIT
-
-
-@njit(**KERNEL_JIT)
-def _log_event(s, code, t, speed, T):
-    """Record an event at time t (s) inside a tick of length T: log slot, time-since slot, flag bit."""
-    n = int(s[S_EV_COUNT])
-    if n < MAX_LOGGED_EVENTS:
-        j = S_EV0 + 3 * n
-        s[j] = code
-        s[j + 1] = t
-        s[j + 2] = speed
-    s[S_EV_COUNT] = n + 1
-    flags = int(s[S_FLAGS])
-    if code == EV_LANDING:
-        s[S_T_LAND] = T - t
-        flags |= FLAG_IMPACT
-    elif code == EV_LIFTOFF:
-        s[S_T_LIFT] = T - t
-        flags |= FLAG_LIFTOFF
-    elif code == EV_STRING:
-        s[S_T_STRING] = T - t
-        flags |= FLAG_STRING | FLAG_IMPACT
-    else:
-        s[S_T_LETOFF] = T - t
-        flags |= FLAG_LETOFF
-    s[S_FLAGS] = flags
 
 
 @njit(**KERNEL_JIT)
@@ -137,10 +110,10 @@ def _rigid_entry(s, lever, m, q, v0, a, t, seg_end, T, w, mode):
         w = sp
         if q < 0.0:
             mode = MODE_FLIGHT  # the drive point drops away faster than g: lift-off, zero speed
-            _log_event(s, EV_LIFTOFF, t, 0.0, T)
+            log_event(s, EV_LIFTOFF, t, 0.0, T)
     else:
         mode = MODE_FLIGHT
-        _log_event(s, EV_LIFTOFF, t, -dw, T)
+        log_event(s, EV_LIFTOFF, t, -dw, T)
     return w, mode, impulse
 
 
@@ -166,7 +139,7 @@ def _flight(p, s, x0, v0, a, t, seg_end, T, lever, q, s_t, sp, y, w, mode, esc, 
         # string reset: y_dot+ = -e_s y_dot-  (seed 000 section 5, restitution)
         y = ys
         s[S_STRING_SPEED] = w
-        _log_event(s, EV_STRING, t, w, T)
+        log_event(s, EV_STRING, t, w, T)
         w = -p[P_ES] * w
     elif hit_land:
         y = drive_at(p, s, x0 + v0 * t + 0.5 * a * t * t, esc)
@@ -174,7 +147,7 @@ def _flight(p, s, x0, v0, a, t, seg_end, T, lever, q, s_t, sp, y, w, mode, esc, 
         rel = w - sp  # <= 0: closing speed
         s[S_LAND_SPEED] = -rel
         earlier = int(s[S_FLAGS]) & FLAG_IMPACT
-        _log_event(s, EV_LANDING, t, -rel, T)
+        log_event(s, EV_LANDING, t, -rel, T)
         if lever_at(p, s, x0 + v0 * t + 0.5 * a * t * t, esc) == 0.0:
             # on its rail (lever 0 at the key): the key feels none of it, no impact of the key's (as
             # hybrid_key_impact); the event stays in the log
@@ -216,7 +189,7 @@ def _hc_contact(p, s, x0, v0, a, t, seg_end, T, hs, lever, sa, s_t, sp, y, w, mo
         y = drive_at(p, s, x0 + v0 * t + 0.5 * a * t * t, esc)
         w = w1
         mode = MODE_FLIGHT
-        _log_event(s, EV_LIFTOFF, t, w - lever * (v0 + a * t), T)
+        log_event(s, EV_LIFTOFF, t, w - lever * (v0 + a * t), T)
     return y, w, t, mode, impulse
 
 
@@ -274,10 +247,10 @@ def _escapement(p, s, t, v0, acc, T, at_let, pressing, mode, y, w):
     puts the jack back under the hammer (continuous). Returns the hammer's mode."""
     if at_let and pressing and s[S_ESCAPED] == 0.0:
         s[S_ESCAPED] = 1.0
-        _log_event(s, EV_LETOFF, t, v0 + acc * t, T)
+        log_event(s, EV_LETOFF, t, v0 + acc * t, T)
         if mode == MODE_CONTACT and (p[P_LAW] == LAW_RIGID or drive_at(p, s, p[P_XL], 1.0) - y <= 0.0):
             mode = MODE_FLIGHT
-            _log_event(s, EV_LIFTOFF, t, w - lever_at(p, s, p[P_XL], 1.0) * (v0 + acc * t), T)
+            log_event(s, EV_LIFTOFF, t, w - lever_at(p, s, p[P_XL], 1.0) * (v0 + acc * t), T)
     elif not at_let and not pressing and s[S_ESCAPED] != 0.0:
         s[S_ESCAPED] = 0.0
     return mode
@@ -335,8 +308,9 @@ def hybrid_key_force(p, s, x, v, a, dt):
 @njit(**KERNEL_JIT)
 def _coupled_force(p, s, x, v, dt):
     """The handle at ``x`` (m) pulls the simulated key through the coupling over ``n`` key sub-steps of
-    one tick (the handle linear in time between samples); the hammer is advanced by the kinematic
-    kernel along the key's sub-steps. Returns the key's springs at the handle plus the tick-mean
+    one tick (the handle linear in time between samples), taken ``q`` at a time as one step while the
+    hammer's contact admits it (``HybridKey.key_step_s``); the hammer is advanced by the kinematic kernel
+    along the key's steps. Returns the key's springs at the handle plus the tick-mean
     coupling force (N)."""
     if not (math.isfinite(x) and math.isfinite(v) and math.isfinite(dt)):
         return np.nan
@@ -365,6 +339,9 @@ def _coupled_force(p, s, x, v, dt):
     T = clamp(dt, DT_MIN_S, DT_MAX_S)
     n = max(1, min(int(math.ceil(T / p[P_HK] - 1e-9)), MAX_KEY_SUBSTEPS))
     h = T / n
+    # between the hammer's impacts the key takes up to q sub-steps as one step (HybridKey.key_step_s), the hammer
+    # one RK4 step over it; an impact's sub-steps are taken one by one, q at a time before the rule is asked again
+    q = max(1, min(int(p[P_HKC] / h), n)) if p[P_HKC] > 0.0 else 1
     # the handle on the quadratic through its last three samples (mean velocities d1 over the previous
     # tick of length T_p, d2 over this one), as the kinematic key's drive: x_h(t) = x0 + v0 t + acc t^2 / 2
     x0 = s[S_XH]
@@ -374,17 +351,29 @@ def _coupled_force(p, s, x, v, dt):
     v0 = d2 - 0.5 * acc * T
     begin_tick(s)
     total = 0.0
-    for j in range(1, n + 1):
-        t_j = j * h
-        # the handle's mean velocity over the sub-step: v0 + acc (t_j - h / 2)
-        x_j = x0 + v0 * t_j + 0.5 * acc * t_j * t_j if acc != 0.0 else x0 + (x - x0) * (j / n)
-        total += key_substep(p, s, x_j, v0 + acc * (t_j - 0.5 * h), h)
+    j = 0                                        # sub-steps taken
+    fine_until = 0                               # below this, sub-steps one by one (an impact)
+    while j < n:
+        m = 1
+        if q > 1 and j >= fine_until:
+            if key_step_admitted(p, s, min(q, n - j) * h):
+                m = min(q, n - j)
+            else:
+                fine_until = j + q
+        t_j = (j + m) * h
+        h_j = m * h
+        # the handle's mean velocity over the step: v0 + acc (t_j - h_j / 2)
+        x_j = x0 + v0 * t_j + 0.5 * acc * t_j * t_j if acc != 0.0 else x0 + (x - x0) * ((j + m) / n)
+        vk = s[S_VK]
+        total += m * key_substep(p, s, x_j, v0 + acc * (t_j - 0.5 * h_j), h_j)
+        s[S_AK] = (s[S_VK] - vk) / h_j
         s[S_XC] = x_j
-        _direct_force(p, s, s[S_XK], s[S_VK], 0.0, h)
+        _hammer_tick(p, s, s[S_XK], s[S_VK], 0.0, h_j, p[P_H] if m == 1 else h_j)
         if s[S_ESCAPED] != 0.0 and check_held(p) and max(x_j, s[S_XK]) <= p[P_XR]:
             s[S_ESCAPED] = 0.0  # key and handle above x_r: the jack back under the hammer (hybrid_key_geometry)
         s[S_RK] = s[S_REACTION]
-        gather_substep(s, (j - 1) * h)
+        gather_substep(s, j * h)
+        j += m
     end_tick(s, on_keybed)
     s[S_XH] = x
     s[S_UH] = d2
@@ -400,6 +389,12 @@ def _coupled_force(p, s, x, v, dt):
 @njit(**KERNEL_JIT)
 def _direct_force(p, s, x, v, a, dt):
     """:func:`hybrid_key_force` with the key driven directly by ``x`` (no coupling)."""
+    return _hammer_tick(p, s, x, v, a, dt, p[P_H])
+
+
+@njit(**KERNEL_JIT)
+def _hammer_tick(p, s, x, v, a, dt, hammer_step):
+    """:func:`_direct_force` with the hammer's Hunt-Crossley contact on RK4 steps of at most ``hammer_step`` (s)."""
     if not (math.isfinite(x) and math.isfinite(v) and math.isfinite(a) and math.isfinite(dt)):
         return np.nan
     x = clamp(x, -X_LIMIT_M, X_LIMIT_M)
@@ -420,7 +415,7 @@ def _direct_force(p, s, x, v, a, dt):
     w = s[S_W]
     mode = s[S_MODE]
 
-    n_sub = max(1, min(int(math.ceil(T / p[P_H] - 1e-9)), MAX_SUBSTEPS))
+    n_sub = max(1, min(int(math.ceil(T / hammer_step - 1e-9)), MAX_SUBSTEPS))
     hs = T / n_sub
     max_iter = n_sub + MAX_EXTRA_ITERATIONS
     iters = 0

@@ -15,6 +15,7 @@ Parameter block (``params_block()``, float64)::
     26 hammer rail (1/0)   27 jack pickup x_j (m)   28 key surface x_t (m; -1e30: touched everywhere)
     29 pad (1: the coupling is a one-sided pad holding the key)   30 the pad's Hunt-Crossley alpha (s/m)
     31-34 a held key's own friction F_c (N) and v_eps (m/s), and a one-sided spring k (N/m) from x_b (m)
+    35 coupled key: longest step between the hammer's impacts (s; 0: every step is the sub-step 24)
 
 State block (``initial_state()``, float64)::
 
@@ -31,6 +32,7 @@ State block (``initial_state()``, float64)::
     30-33 coupled key: key position x_k (m), velocity (m/s), handle position at the last tick (m),
     hammer reaction of the last key sub-step (N); 34-47 the tick's events gathered over key sub-steps;
     48-49 the handle's mean velocity (m/s) and length (s) of the previous tick
+    50 the handle's position at the key sub-step's end (m)   51 the key's mean acceleration over its last step (m/s^2)
 """
 
 from __future__ import annotations
@@ -71,7 +73,9 @@ P_PAD_ALPHA = 30                       # the pad's Hunt-Crossley alpha (s/m): da
 # a key held by a pad carries the forces beside it that act on the key: Coulomb friction F_c tanh(v_k / v_eps)
 # (N, m/s) and a one-sided spring k (x_k - x_b) past x_b (N/m, m; a jack toe on its let-off button)
 P_PAD_FC, P_PAD_VEPS, P_PAD_BUMP_K, P_PAD_BUMP_X = 31, 32, 33, 34
-PARAM_SIZE = 35
+#: a coupled key's longest step (s) while the hammer's contact is not in an impact (0: the fixed sub-step P_HK)
+P_HKC = 35
+PARAM_SIZE = 36
 
 # -- state block layout -------------------------------------------------------------------------------
 S_Y, S_W, S_XPREV, S_UPREV, S_MODE, S_FLAGS, S_ESCAPED, S_INIT = 0, 1, 2, 3, 4, 5, 6, 7
@@ -87,7 +91,9 @@ S_CEV0 = S_CEV_COUNT + 1
 S_UH, S_TH = S_CEV0 + 3 * MAX_LOGGED_EVENTS, S_CEV0 + 3 * MAX_LOGGED_EVENTS + 1
 # the handle's position (m) at the key sub-step's end, where a simulated key's closing check is read
 S_XC = S_TH + 1
-STATE_SIZE = S_XC + 1
+# the coupled key's mean acceleration over its last step (m/s^2), which bounds the hammer's approach over the next
+S_AK = S_XC + 1
+STATE_SIZE = S_AK + 1
 
 LAW_HUNT_CROSSLEY, LAW_RIGID = 0, 1
 MODE_FLIGHT, MODE_CONTACT = 0, 1
@@ -120,6 +126,13 @@ MAX_EXTRA_ITERATIONS = 64
 #: Longest sub-step of the coupled key (s), and most key sub-steps per tick.
 MAX_KEY_SUBSTEP_S = 2e-5
 MAX_KEY_SUBSTEPS = 512
+#: Longest step of the coupled key between the hammer's impacts (s), and its rule: omega h <= KEY_STEP_OMEGA_H for
+#: the hammer's contact felt by the key one step late (``HybridKey.key_step_s``).
+MAX_KEY_STEP_S = 2.5e-4
+KEY_STEP_OMEGA_H = 1.0
+#: ... taken while the hammer's contact is not in an impact: its force oscillates about its quasi-static value by at
+#: most this share of itself (``contact_admits_step``)
+KEY_STEP_FORCE_SHARE = 0.02
 #: Damping ratio of the coupled key with the hammer resting on it, (b_c + b_d) / (2 sqrt(k_c (m_k + r^2 m_h))):
 #: 1/sqrt(2), its free oscillation overshoots by exp(-pi zeta / sqrt(1 - zeta^2)) = exp(-pi) = 4.3 %.
 KEY_DAMPING_RATIO = 0.7071067811865476
@@ -127,16 +140,30 @@ KEY_DAMPING_RATIO = 0.7071067811865476
 TICK_RATE_TOLERANCE_S = 2e-4
 
 
-def tick_substeps(dt_s: float, substep_s: float, key_substep_s: float, coupled: bool) -> int:
+def key_steps(tick_s: float, key_substep_s: float, key_step_s: float) -> tuple[int, int]:
+    """A coupled key's tick of ``tick_s`` (s) as :mod:`hapticam.models.hybrid_key.kernel` divides it: ``n``
+    sub-steps of ``tick_s / n`` (``n = ceil(tick_s / key_substep_s)``, at most ``MAX_KEY_SUBSTEPS``), taken
+    ``q`` at a time as one step while the hammer's contact is not in an impact (``q`` the most whose length stays
+    within ``key_step_s``; 1 without such steps). Returns ``(n, q)``."""
+    n = max(1, min(math.ceil(tick_s / key_substep_s - 1e-9), MAX_KEY_SUBSTEPS))
+    return n, max(1, min(int(key_step_s / (tick_s / n)), n))
+
+
+def tick_substeps(dt_s: float, substep_s: float, key_substep_s: float, coupled: bool, key_step_s: float = 0.0) -> int:
     """Integration sub-steps of one tick of ``dt_s`` (s) with the hammer in Hunt-Crossley contact, its costly
     state (a flight is a closed-form parabola), as :mod:`hapticam.models.hybrid_key.kernel` takes them:
     ``ceil(dt / substep_s)`` RK4 steps (at most ``MAX_SUBSTEPS``); on a coupled key ``ceil(dt / key_substep_s)``
-    key sub-steps (at most ``MAX_KEY_SUBSTEPS``), each counted once with the hammer's RK4 steps inside it.
-    A measure of the tick's cost (render's tick budget, :mod:`hapticam.render.gate`)."""
+    key sub-steps (at most ``MAX_KEY_SUBSTEPS``), each counted once with the hammer's RK4 steps inside it, the
+    count of a tick inside an impact. With ``key_step_s`` > 0, the longer steps a resting contact admits
+    (:func:`key_steps`), the count of a tick with the hammer resting on the key: each step counted once with
+    the hammer's single RK4 step over it. A measure of the tick's cost (render's tick budget,
+    :mod:`hapticam.render.gate`)."""
     def steps(length_s: float, step_s: float, most: int) -> int:
         return max(1, min(math.ceil(length_s / step_s - 1e-9), most))
     tick_s = min(max(float(dt_s), DT_MIN_S), DT_MAX_S)
     if not coupled:
         return steps(tick_s, substep_s, MAX_SUBSTEPS)
-    n_key = steps(tick_s, key_substep_s, MAX_KEY_SUBSTEPS)
+    n_key, per_step = key_steps(tick_s, key_substep_s, key_step_s)
+    if per_step > 1:
+        return 2 * math.ceil(n_key / per_step)
     return n_key * (1 + steps(max(tick_s / n_key, DT_MIN_S), substep_s, MAX_SUBSTEPS))

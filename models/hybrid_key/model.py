@@ -100,7 +100,8 @@ hammer acts on a simulated key of mass ``m_k`` that the device's handle pulls th
 spring-damper ``(k_c, b_c)`` preloaded by the hammer's weight through the lever; the return spring,
 preload and keybed act at the handle (the keybed stops the simulated key too). The hammer's landing impulses reach the handle filtered by the
 key's mass and the coupling instead of spread over one tick (which, on a light handle at 1 kHz, made
-the hammer chatter on its jack). Captures of a real key are fitted with the key driven directly.
+the hammer chatter on its jack). Between the hammer's impacts the key takes longer steps than through them
+(``HybridKey.key_step_s``). Captures of a real key are fitted with the key driven directly.
 
 Flag bits (:func:`hybrid_key_flags`)::
 
@@ -130,6 +131,7 @@ from hapticam.models.passivity import PassivityReport
 from hapticam.models.ranges import Range, body_mass, damping, force, length, ratio, stiffness
 # the compiled kernel and the block layout are re-exported: they are part of this module's API
 from hapticam.models.hybrid_key.coupling import coupling_for_device  # noqa: F401
+from hapticam.models.hybrid_key.stepping import KeyStepping
 from hapticam.models.hybrid_key.geometry import check_escapement, drive_point  # noqa: F401
 from hapticam.models.hybrid_key.kernel import hybrid_key_diag, hybrid_key_flags, hybrid_key_force  # noqa: F401
 from hapticam.models.hybrid_key.trace import HybridKeyTrace, hybrid_key_run, simulate_key  # noqa: F401
@@ -137,9 +139,9 @@ from hapticam.models.hybrid_key.layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_S
                                                EVENT_NAMES, EV_LANDING, EV_LETOFF, EV_LIFTOFF, EV_STRING,
                                                FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, FLAG_IMPACT, FLAG_KEYBED,
                                                FLAG_LETOFF, FLAG_LIFTOFF, FLAG_STRING, F_LIMIT_N, KEY_DAMPING_RATIO,
-                                               LAW_HUNT_CROSSLEY, LAW_RIGID, MAX_KEY_SUBSTEP_S, MAX_LOGGED_EVENTS, MAX_SUBSTEPS,
+                                               LAW_HUNT_CROSSLEY, LAW_RIGID, MAX_KEY_STEP_S, MAX_KEY_SUBSTEP_S, MAX_LOGGED_EVENTS, MAX_SUBSTEPS,
                                                MAX_SUBSTEP_S, MODE_CONTACT, MODE_FLIGHT, PARAM_SIZE, P_B, P_BC, P_BK, P_BKB,
-                                               P_DC, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_HK, P_K, P_KC, P_KKB, P_KR, P_LAW,
+                                               P_DC, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_HK, P_HKC, P_K, P_KC, P_KKB, P_KR, P_LAW,
                                                P_MH, P_MK, P_N, P_PAD, P_PAD_ALPHA, P_PAD_BUMP_K, P_PAD_BUMP_X,
                                                P_PAD_FC, P_PAD_VEPS, P_R, P_RAIL, P_TOUCH, P_VCAP, P_XJ, P_XKB, P_XL, P_XR, P_YS, STATE_SIZE,
                                                SUBSTEP_OMEGA_H, SUBSTEP_REF_SPEED_MPS, S_ESCAPED, S_EV0,
@@ -147,7 +149,7 @@ from hapticam.models.hybrid_key.layout import (ABSENT_M, A_LIMIT_MPS2, CAPTURE_S
                                                S_RECOVERIES, S_STRING_SPEED, S_TPREV, S_T_LAND, S_T_LETOFF,
                                                S_T_LIFT, S_T_STRING, S_UPREV, S_W, S_XPREV, S_Y,
                                                TICK_RATE_TOLERANCE_S, V_LIMIT_MPS, W_LIMIT_MPS, X_LIMIT_M,
-                                               Y_LIMIT_M, tick_substeps)  # noqa: F401
+                                               Y_LIMIT_M, key_steps, tick_substeps)  # noqa: F401
 from hapticam.models.validation import as_choice, as_float, check_keys, excerpt
 
 # ================================================================== Python model ===================
@@ -184,7 +186,7 @@ def _check_contact(contact: Any) -> dict[str, Any]:
             "restitution": as_float("contact.restitution", contact["restitution"], min_value=0.0, max_value=1.0)}
 
 
-class HybridKey(Model):
+class HybridKey(KeyStepping, Model):
     """A piano-like key driving a hammer through a lever, with let-off, string and keybed.
 
     Parameters
@@ -317,59 +319,6 @@ class HybridKey(Model):
         return float((self.hammer_mass_kg * self.gravity_mps2 / self.contact["k_Npm"]) ** (1.0 / self.contact["n"]))
 
     @property
-    def substep_s(self) -> float:
-        """Longest hammer sub-step (s) of the Hunt-Crossley contact integration.
-
-        ``MAX_SUBSTEP_S``, shortened so that omega h <= 0.5 and c h / m_h <= 0.5 at the largest
-        penetration of a 10 m/s impact (stiffness n k rho^(n-1), damping c = b rho^n): RK4 then stays
-        accurate for every realistic hammer speed. The largest penetration of an impact at speed V
-        follows from m v dv/drho = -rho^n (k + b v) (seed 000 eq. 26)::
-
-            rho_max^(n+1) = (n + 1) m_h (k / b^2) (z - ln(1 + z)),   z = b V / k
-
-        (-> (n + 1) m_h V^2 / (2 k) as b -> 0). A tick longer than ``MAX_SUBSTEPS`` sub-steps uses
-        ``MAX_SUBSTEPS`` longer ones (this bounds the cost per tick)."""
-        if self.rigid:
-            return MAX_SUBSTEP_S
-        k, b, n = self.contact["k_Npm"], self.contact["b_Nspm"], self.contact["n"]
-        m = self.hammer_mass_kg
-        z = b * SUBSTEP_REF_SPEED_MPS / k
-        if z < 1e-4:  # z - ln(1 + z) by its series, then times k / b^2, -> V^2 / (2 k) as b -> 0
-            work = SUBSTEP_REF_SPEED_MPS ** 2 / (2.0 * k) * (1.0 - 2.0 * z / 3.0 + z * z / 2.0)
-        else:
-            work = k / (b * b) * (z - math.log1p(z))
-        rho = ((n + 1.0) * m * work) ** (1.0 / (n + 1.0))  # largest penetration, from the energy balance
-        stiffness = n * k * rho ** (n - 1.0)
-        h = MAX_SUBSTEP_S
-        if stiffness > 0.0:
-            h = min(h, SUBSTEP_OMEGA_H / math.sqrt(stiffness / m))
-        damping = b * rho ** n
-        if damping > 0.0:
-            h = min(h, SUBSTEP_OMEGA_H * m / damping)
-        return float(max(h, 1e-9))
-
-    @property
-    def key_substep_s(self) -> float:
-        """Sub-step (s) of the coupled key: ``MAX_KEY_SUBSTEP_S``, shortened so that the hammer contact
-        reflected to the key through the lever (stiffness r^2 K on m_k, K the hammer's stiffest contact,
-        ``substep_s``'s rule), the coupling and the keybed keep omega h <= 0.5 and c h / m_k <= 0.5
-        (the key feels the hammer one sub-step late, so it needs the hammer's margin)."""
-        m = max(self.key_mass_kg, 1e-9)
-        h = min(MAX_KEY_SUBSTEP_S, self.substep_s / max(1.0, self.lever_ratio * math.sqrt(self.hammer_mass_kg / m)))
-        stiff = (self.coupling_k_Npm or 0.0) + self.keybed_k_Npm
-        if stiff > 0.0:
-            h = min(h, SUBSTEP_OMEGA_H / math.sqrt(stiff / m))
-        damp = self.coupling_b_Nspm + self.key_damping_Nspm + self.keybed_b_Nspm
-        if damp > 0.0:
-            h = min(h, SUBSTEP_OMEGA_H * m / damp)
-        return float(max(h, 1e-9))
-
-    def substeps_per_tick(self, dt_s: float) -> int:
-        """Sub-steps of a tick of ``dt_s`` (s) with the hammer in contact, its cost (:func:`tick_substeps`); 1 for
-        the rigid law, whose hammer moves with the key in closed form."""
-        return 1 if self.rigid else tick_substeps(dt_s, self.substep_s, self.key_substep_s, self.coupling_k_Npm is not None)
-
-    @property
     def key_damping_Nspm(self) -> float:
         """Damper ``b_d`` (N s/m) on the coupled key's motion relative to the handle, acting on the simulated
         key alone: with the coupling's ``b_c`` it gives the key and the hammer resting on it
@@ -405,6 +354,7 @@ class HybridKey(Model):
         p[P_VCAP] = CAPTURE_SPEED_MPS
         if self.coupling_k_Npm is not None:
             p[P_KC], p[P_BC], p[P_HK] = self.coupling_k_Npm, self.coupling_b_Nspm, self.key_substep_s
+            p[P_HKC] = self.key_step_s
             p[P_BK] = self.key_damping_Nspm
         p[P_RAIL], p[P_XJ] = float(self.hammer_rail), self.jack_pickup_m
         p[P_TOUCH] = -ABSENT_M if self.touch_m is None else self.touch_m
