@@ -90,15 +90,7 @@ def test_the_sub_step_count_predicts_the_measured_cost_of_a_key_resting_in_conta
         model_force(compiled.params, state, 0.0, 0.0, 0.0, 1e-3)
         assert model_flags(compiled.params, state) & 1                # bit 0: the hammer on the key
     model = load_model(_piano_variant(tmp_path, "resting", "1.0e-6", "5.0e+8", "1.5e+9"))[0]
-    compiled = model.compile()
-    state = compiled.reset_state()
-    model_force(compiled.params, state, 0.0, 0.0, 0.0, 1e-3)
-    fastest = np.inf
-    for _ in range(10):
-        began = time.perf_counter()
-        model_force(compiled.params, state, 0.0, 0.0, 0.0, 1e-3)
-        fastest = min(fastest, time.perf_counter() - began)
-        assert model_flags(compiled.params, state) & 1
+    fastest = _fastest_resting_tick_s(model.compile())
     assert model.resting_substeps_per_tick(1e-3) == model.substeps_per_tick(1e-3)   # its rest admits no longer step
     predicted = model.substeps_per_tick(1e-3) * substep_cost_s()
     assert 1 / 3 < predicted / fastest < 3, (predicted, fastest)
