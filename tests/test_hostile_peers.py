@@ -105,13 +105,15 @@ def test_another_local_user_cannot_drive_or_watch_a_render_on_its_default_endpoi
         try:
             mine = _peer(control, telemetry, "status", None, 20.0)
             assert mine == {"control": True, "telemetry": "ticks"}             # the user can
-            got = _peer(control, telemetry, "stop", NOBODY, 20.0 if others_get_in else 3.0)
             if others_get_in:                             # on tcp:// any local user can (the render warns)
-                assert got == {"control": True, "telemetry": "ticks"}
+                # watching first: a stop ends the render, and with it the batches a new subscriber waits for
+                assert _peer(control, telemetry, "status", NOBODY, 20.0) == {"control": True, "telemetry": "ticks"}
                 assert any(control in note and "any local user" in note for note in session.notes)
+                assert _peer(control, telemetry, "stop", NOBODY, 10.0)["control"] is True
                 thread.join(10)
                 assert not thread.is_alive()              # stopped by the other user
             else:
+                got = _peer(control, telemetry, "stop", NOBODY, 3.0)
                 assert got == {"control": None, "telemetry": None}
                 assert request(control, {"cmd": "status"})["running"]       # the other user's stop never came
         finally:
