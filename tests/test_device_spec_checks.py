@@ -73,12 +73,13 @@ def _run(loop: ServoLoop, fault: bool) -> RenderResult:
 
 
 def _check_the_run(res: RenderResult, fault: bool) -> None:
-    """The run ended as asked (at its end, or on the NaN fault), with forces on during it."""
+    """The run ended as asked (at its end, or on the NaN fault), with forces on during it (10 mN: a host that
+    runs fewer real-time ticks before the fault leaves the press shallower, 32 mN in one CI run)."""
     if fault:
         assert res.stats.fault == "nan" and res.t_s[-1] < RUN_S - 0.05
     else:
         assert res.stats.fault is None and res.t_s[-1] > RUN_S - 0.01
-    assert np.max(np.abs(res.force_N)) > 0.1
+    assert np.max(np.abs(res.force_N)) > 0.01
 
 
 class _StatedSpec:
