@@ -89,6 +89,13 @@ def partial_path(path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name + PARTIAL_SUFFIX)
 
 
+def partial_csv_path(path: str | os.PathLike[str]) -> Path:
+    """Where a CSV file streamed to ``path`` is written until it is complete, for readers that take it as it is
+    (a spreadsheet, a CSV reader): ``STEM.partial.csv`` beside it."""
+    p = Path(path)
+    return p.with_name(p.stem + PARTIAL_CSV_SUFFIX)
+
+
 def destination_of(partial: str | os.PathLike[str]) -> Path | None:
     """The file a partial file completes into (``NAME.partial`` -> ``NAME``, ``STEM.partial.csv`` ->
     ``STEM.csv``); None for a name of neither form."""

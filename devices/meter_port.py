@@ -52,7 +52,7 @@ from hapticam.errors import CaptureError, DependencyMissingError, DeviceError, U
 from hapticam.fileio import json_safe
 from hapticam.progress import StatusLine
 from hapticam.streamed_file import (FLUSH_PERIOD_S, PARTIAL_CSV_SUFFIX, SYNC_PERIOD_S,  # noqa: F401
-                                    StreamedFile, StreamFormat, destination_of)
+                                    StreamedFile, StreamFormat, destination_of, partial_csv_path)
 
 #: the header the partial record starts with (the firmware's)
 METER_HEADER = "Raw X (microns),Raw Force (gf),Actuated?"
@@ -127,12 +127,6 @@ class MeterRecording:
         return f"meter {self.port}: recording cut short: {self.reason}; {figures}; {kept}"
 
 
-def partial_path(output: str | os.PathLike[str]) -> Path:
-    """Where a recording to ``output`` streams until it is complete: ``STEM.partial.csv`` beside it."""
-    p = Path(output)
-    return p.with_name(p.stem + PARTIAL_CSV_SUFFIX)
-
-
 def record_meter(port: str, output: str | os.PathLike[str], *, timeout_s: float = 5.0,
                  header_timeout_s: float = 60.0, baud: int = BAUD, credit: str | None = None,
                  max_malformed: int = MAX_MALFORMED, progress: TextIO | None = None) -> MeterRecording:
@@ -157,7 +151,7 @@ def record_meter(port: str, output: str | os.PathLike[str], *, timeout_s: float 
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir() or out.is_dir():
         raise UsageError(f"{out}: {'is a folder' if out.is_dir() else f'folder {folder} does not exist'}")
-    part = partial_path(out)
+    part = partial_csv_path(out)
     if part.exists():
         raise UsageError(f"{part} exists (a recording interrupted earlier?): it is a readable meter record; "
                          "rename or remove it")

@@ -29,7 +29,8 @@ from hapticam.capture_meter import load_meter_capture  # noqa: E402
 from hapticam.cli import main  # noqa: E402
 from hapticam.devices.meter_emulator import HEADER, MeterEmulator, MeterFirmware  # noqa: E402
 from hapticam.commands.probe_device import meter_probe, probe_meter  # noqa: E402
-from hapticam.devices.meter_port import MAX_LINE_BYTES, MAX_MALFORMED_BYTES, partial_path, record_meter  # noqa: E402
+from hapticam.devices.meter_port import MAX_LINE_BYTES, MAX_MALFORMED_BYTES, record_meter  # noqa: E402
+from hapticam.streamed_file import partial_csv_path  # noqa: E402
 from hapticam.errors import DeviceError, HapticError  # noqa: E402
 
 GF = 9.80665e-3            # N per gram-force
@@ -52,7 +53,7 @@ def test_a_recording_is_the_meters_stream_with_its_points(tmp_path):
         result = record_meter(emu.port, out, progress=status)
     m = emu.measurement
     assert "Start button" in status.getvalue() and " samples, " in status.getvalue()     # progress, then cleared
-    assert result.complete and result.path == out and not partial_path(out).exists()
+    assert result.complete and result.path == out and not partial_csv_path(out).exists()
     assert result.leading_dropouts == 1 and result.malformed == 0
     cap = load_capture(out)
     x_m, f_N = _expected(m, first=1)                       # the first reading, a drop-out, is not the tare
@@ -100,7 +101,7 @@ def test_a_meter_that_falls_silent_mid_stroke_leaves_a_readable_partial(tmp_path
         result = record_meter(emu.port, out, timeout_s=0.5)
     assert time.monotonic() - start < 5.0
     assert not result.complete and "no data" in result.reason and not out.exists()
-    assert result.path == partial_path(out) and result.samples == 300
+    assert result.path == partial_csv_path(out) and result.samples == 300
     partial = load_meter_capture(result.path)
     x_m, f_N = _expected(emu.measurement, count=300)
     np.testing.assert_allclose(partial.x_m, x_m, atol=1e-12)
@@ -128,7 +129,7 @@ def _recorder_mid_stroke(emu, out):
     """A recorder in another process, once it has streamed 150 lines to the partial file."""
     proc = subprocess.Popen([sys.executable, "-c", _RECORDER, f"meter:{emu.port}", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    part = partial_path(out)
+    part = partial_csv_path(out)
     deadline = time.monotonic() + 20.0
     while time.monotonic() < deadline and (not part.exists() or part.read_text().count("\n") < 1 + 150):
         assert proc.poll() is None, proc.communicate()
@@ -144,13 +145,13 @@ def test_a_recorder_stopped_mid_stroke_leaves_a_readable_partial(tmp_path, how):
         proc.send_signal(signal.SIGKILL if how == "kill" else signal.SIGINT)
         _stdout, stderr = proc.communicate(timeout=20.0)
     assert not out.exists(), stderr
-    partial = load_meter_capture(partial_path(out))
+    partial = load_meter_capture(partial_csv_path(out))
     x_m, f_N = _expected(emu.measurement, count=partial.n)
     assert 150 <= partial.n < len(emu.measurement.lines())
     np.testing.assert_allclose(partial.x_m, x_m, atol=1e-12)
     np.testing.assert_allclose(partial.f_N, f_N, atol=1e-9)
     if how == "ctrl-c":
-        assert proc.returncode == 1 and "Ctrl-C" in stderr and str(partial_path(out)) in stderr
+        assert proc.returncode == 1 and "Ctrl-C" in stderr and str(partial_csv_path(out)) in stderr
         assert "Traceback" not in stderr
 
 
@@ -223,7 +224,7 @@ def test_the_probe_command_reports_and_sets_its_exit_status(tmp_path, capsys):
         meter_probe("meter:/dev/null", tmp_path / "missing" / "c.csv")
     with pytest.raises(HapticError):
         meter_probe(f"meter:{tmp_path / 'ttyNOTHERE'}", tmp_path / "c.csv")
-    partial = partial_path(tmp_path / "b.csv")           # an earlier partial is never overwritten
+    partial = partial_csv_path(tmp_path / "b.csv")           # an earlier partial is never overwritten
     with pytest.raises(HapticError, match="exists"):
         record_meter(str(tmp_path / "ttyNOTHERE"), tmp_path / "b.npz")
     assert partial.exists()
