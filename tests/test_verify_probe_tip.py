@@ -141,19 +141,19 @@ def test_the_exact_key_replayed_through_its_capture_s_probe_reproduces_that_capt
     assert all(abs(o) <= MATCH_S for o in offsets.values())
 
 
-@pytest.mark.parametrize("kp_Npm", [7.9e5, 1e8, 1e12])
-def test_the_carriage_follower_is_critically_damped_within_the_step_s_stability(kp_Npm):
+@pytest.mark.parametrize("kp_Npm, omega_h", [(7.9e5, 0.3), (1e7, (1e8 / 0.5) ** 0.5 * 25e-6), (1e12, 0.6)])
+def test_the_carriage_follower_is_critically_damped_within_the_step_s_stability(kp_Npm, omega_h):
     """The replay's handle follows the captured positions through a critically damped spring: stiff (at least
-    the sub-step's 0.3 rad, or ten times the probe's servo) and never past omega h = 0.6, inside semi-implicit
-    Euler's 0.83 for a critically damped oscillator. Stepped from 1 um off the path, it settles without
-    overshooting by more than a hundredth."""
+    the sub-step's 0.3 rad, or ten times the probe's servo: 1e8 N/m for a 1e7 N/m servo) and never past
+    omega h = 0.6, inside semi-implicit Euler's 0.83 for a critically damped oscillator. Stepped from 1 um off
+    the path, it settles without overshooting by more than a hundredth."""
     from hapticam.render.verify.probe_tip import carriage_follower
 
     probe = CaptureProbe(1e5, 5.0, 0.5, kp_Npm, 880.0, 1e-7)
     h = 25e-6
     k, b = carriage_follower(probe, h)
     omega = (k / probe.carriage_mass_kg) ** 0.5
-    assert 0.3 - 1e-9 <= omega * h <= 0.6 + 1e-9
+    assert omega * h == pytest.approx(omega_h)
     assert b == pytest.approx(2.0 * (k * probe.carriage_mass_kg) ** 0.5)
     x, v, peak = 1e-6, 0.0, 0.0
     for _ in range(2000):                             # the simulator's semi-implicit Euler
