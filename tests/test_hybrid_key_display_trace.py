@@ -32,8 +32,11 @@ import numpy as np
 from hapticam.devices.base import IO_FORCE_CMD, IO_SEQ, IO_X
 from hapticam.devices.registry import open_device
 from hapticam.models.files import load_model_only
+from hapticam.models.hybrid_key.coupling import key_step_admitted
+from hapticam.models.hybrid_key.geometry import drive_at
 from hapticam.models.hybrid_key.layout import (EV_LANDING, EV_LIFTOFF, FLAG_IMPACT, FLAG_KEYBED, FLAG_LETOFF,
-                                               FLAG_LIFTOFF, MAX_LOGGED_EVENTS, P_HKC, S_EV0, S_EV_COUNT)
+                                               FLAG_LIFTOFF, MAX_LOGGED_EVENTS, P_HKC, P_XKB, S_AK, S_ESCAPED,
+                                               S_EV0, S_EV_COUNT, S_RK, S_VK, S_W, S_XK, S_Y)
 from hapticam.models.kernels import model_diag, model_flags
 from hapticam.models.transients import Transient
 from hapticam.render.layout import C_DISP_K, K_SLOT
@@ -120,3 +123,21 @@ def test_the_press_with_longer_steps_between_impacts_stays_within_tolerance_of_t
     windows = int(round(0.05 * RATE_HZ))
     means = [r["force_N"][~before].reshape(-1, windows).mean(axis=1) for r in (ref, got)]
     assert np.max(np.abs(means[1] - means[0])) <= CHATTER_MEAN_TOLERANCE_N
+
+
+def test_a_longer_step_that_could_reach_the_keybed_is_not_taken():
+    """The keybed's onset is read at a step's start, so a 121 us step begun 20 um above the keybed at 0.4 m/s (a
+    forte keystroke) would meet it up to a step late, 28 um deep: the step rule refuses it, as it does for the
+    contact; begun 100 um above, or moving away, it is taken. The hammer flies 5 mm clear, so only the keybed
+    decides."""
+    model = load_model_only("example:piano-key")
+    p, s = model.params_block(), model.initial_state()
+    h = float(p[P_HKC]) if p[P_HKC] > 0.0 else 121e-6
+
+    def admitted(gap_m: float, speed_mps: float) -> bool:
+        s[S_ESCAPED], s[S_XK], s[S_VK], s[S_AK] = 1.0, p[P_XKB] - gap_m, speed_mps, 0.0
+        s[S_Y], s[S_W], s[S_RK] = drive_at(p, s, s[S_XK], 1.0) + 5e-3, 0.0, 0.0
+        return bool(key_step_admitted(p, s, h))
+
+    assert not admitted(20e-6, 0.4)
+    assert admitted(100e-6, 0.4) and admitted(20e-6, -0.4)

@@ -228,17 +228,24 @@ def key_step_admitted(p, s, h):
     lever of the key's position now and one step on (a jack picking the hammer up from its rail, a rail taking it
     from a falling key); an approach acceleration ``g + r |a_k|`` (``a_k`` the key's over its last step); the
     quasi-static contact force ``(g + l a_e) / (l^2 / m_k + 1 / m_h)`` (``l`` the lever, ``a_e = a_k + R / m_k``
-    the key's acceleration without the hammer's reaction ``R``)."""
+    the key's acceleration without the hammer's reaction ``R``, the reaction after that step: a phase-dependent
+    estimate, which the sub-step trace bears out, where the reaction before the step let the hammer's chatter on
+    the jack run on at the longer steps). Not admitted either: a step in which the key may reach its keybed (the
+    keybed's onset is read at a step's start)."""
     xk = s[S_XK]
     vk = s[S_VK]
+    a_k = s[S_AK]
+    if xk <= p[P_XKB] < xk + max(vk, 0.0) * h + 0.5 * abs(a_k) * h * h:
+        return False
     escaped = s[S_ESCAPED]
     lever = lever_at(p, s, xk, escaped)
     closing = max(lever * vk, lever_at(p, s, xk + vk * h, escaped) * vk) - s[S_W]
     r = p[P_R]
     m_inv = lever * lever / p[P_MK] + 1.0 / p[P_MH]
-    resting = (p[P_G] + lever * (s[S_AK] + s[S_RK] / p[P_MK])) / m_inv
+    resting = (p[P_G] + lever * (a_k + s[S_RK] / p[P_MK])) / m_inv
+    approach = p[P_G] + r * abs(a_k)
     return contact_admits_step(p[P_K], p[P_B], p[P_N], p[P_MH], r * r / p[P_MK] + 1.0 / p[P_MH],
-                               drive_at(p, s, xk, escaped) - s[S_Y], closing, p[P_G] + r * abs(s[S_AK]), resting, h)
+                               drive_at(p, s, xk, escaped) - s[S_Y], closing, approach, resting, h)
 
 
 @njit(**KERNEL_JIT)

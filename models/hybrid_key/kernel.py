@@ -84,6 +84,8 @@ def _advance_linear(p, s, x0, v0, a, t, seg_end, T, hs, y, w, mode, max_iter, it
         if mode == MODE_FLIGHT:
             y, w, t, mode, dj = _flight(p, s, x0, v0, a, t, seg_end, T, lever, q, s_t, sp, y, w, mode, esc, rigid)
             impulse += dj
+            if mode == MODE_CONTACT and hs > p[P_H]:
+                hs = p[P_H]  # a landing inside a key's longer step: the impact on the hammer's own sub-steps
         elif rigid:
             # hammer moves with the drive point; contact force m_h (g + s_ddot) over the interval
             impulse += lever * m * q * (seg_end - t)
@@ -355,7 +357,7 @@ def _coupled_force(p, s, x, v, dt):
     fine_until = 0                               # below this, sub-steps one by one (an impact)
     while j < n:
         m = 1
-        if q > 1 and j >= fine_until:
+        if q > 1 and j >= fine_until and n - j > 1:
             if key_step_admitted(p, s, min(q, n - j) * h):
                 m = min(q, n - j)
             else:
@@ -417,7 +419,8 @@ def _hammer_tick(p, s, x, v, a, dt, hammer_step):
 
     n_sub = max(1, min(int(math.ceil(T / hammer_step - 1e-9)), MAX_SUBSTEPS))
     hs = T / n_sub
-    max_iter = n_sub + MAX_EXTRA_ITERATIONS
+    # a landing inside a longer step takes the hammer's own sub-steps (_advance_linear)
+    max_iter = max(n_sub, min(int(math.ceil(T / p[P_H] - 1e-9)), MAX_SUBSTEPS)) + MAX_EXTRA_ITERATIONS
     iters = 0
     impulse = 0.0  # (ds/dx)-weighted key-hammer contact impulse over the tick (N s)
     # the key turns inside the tick at t_e = -v0 / acc: two monotone pieces [0, t_e], [t_e, T]

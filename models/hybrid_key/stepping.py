@@ -107,7 +107,10 @@ class KeyStepping:
           ``F_r = (g + r a_e) / (r^2 / m_k + 1 / m_h)`` that carries the hammer on the key (``a_e`` the key's
           acceleration without the hammer's reaction) by at most ``KEY_STEP_FORCE_SHARE`` = 2 % of itself over
           its oscillation, ``(F - F_r)^2 + K v^2 / (r^2 / m_k + 1 / m_h) <= (0.02 F)^2``: a landing, a lift-off
-          and the contact's ringing after an impact take the sub-steps until it has settled.
+          and the contact's ringing after an impact take the sub-steps until it has settled;
+        - the key cannot reach its keybed within the step (whose onset the key reads at a step's start).
+        A landing the rule did not foresee (the handle's push can change within the step) takes the hammer's
+        own sub-steps from the landing on.
 
         On the example the step is 121 us (the keybed's damping bound), 9 steps a 1 ms tick against 174 sub-steps;
         against the sub-steps, a press through the display stage lands within 0.04 ms and its force stays within
