@@ -424,8 +424,10 @@ def quintic_press(t: np.ndarray, t0: float, dur: float, depth: float) -> np.ndar
 
 @pytest.mark.parametrize("press_s, release_s", [(0.02, 0.05), (0.04, 0.08), (0.08, 0.2)])
 def test_same_event_sequence_at_1khz_and_10khz(press_s, release_s):
-    """The piano example pressed (fortissimo to piano) and released smoothly: the events with speed above
-    0.05 m/s come in the same order at dt = 1e-3 and 1e-4, within TICK_RATE_TOLERANCE_S."""
+    """The piano example pressed (fortissimo to piano) and released smoothly: every event at 0.05 m/s or faster
+    (and every let-off) at either rate, dt = 1e-3 or 1e-4, has one of the same kind at the other within
+    TICK_RATE_TOLERANCE_S. An event at the other rate may be up to 20 % slower than 0.05 m/s: a hammer's last
+    small bounce lands near that speed, and the tick rate moves it by a few mm/s."""
     from hapticam.models.files import load_model
 
     model, _ = load_model("example:piano-key")
@@ -434,12 +436,18 @@ def test_same_event_sequence_at_1khz_and_10khz(press_s, release_s):
         t = np.arange(0, 0.8, dt)
         x = quintic_press(t, 0.01, press_s, 0.0101) - quintic_press(t, 0.4, release_s, 0.0101)
         _, _, _, _, ev = run(model, x, dt)
-        seqs.append([(te, c) for te, c, sp in ev if abs(sp) > 0.05 or c == EV_LETOFF])
-    a, b = seqs
-    assert [c for _, c in a] == [c for _, c in b]
-    assert EV_STRING in [c for _, c in a] and EV_LETOFF in [c for _, c in a]
-    err = np.abs(np.array([te for te, _ in a]) - np.array([te for te, _ in b])).max()
-    assert err < hk.TICK_RATE_TOLERANCE_S, err
+        seqs.append(ev)
+
+    def events(ev, slowest_mps):
+        return [(te, c) for te, c, sp in ev if abs(sp) >= slowest_mps or c == EV_LETOFF]
+
+    for this, other in (seqs, seqs[::-1]):
+        found = events(this, 0.05)
+        assert EV_STRING in [c for _, c in found] and EV_LETOFF in [c for _, c in found]
+        candidates = events(other, 0.04)
+        for te, code in found:
+            err = min((abs(te - to) for to, co in candidates if co == code), default=np.inf)
+            assert err < hk.TICK_RATE_TOLERANCE_S, (te, code, err)
 
 
 # ---------------------------------------------------------------- validation, files, robustness ---------
