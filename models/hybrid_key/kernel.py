@@ -311,8 +311,8 @@ def hybrid_key_force(p, s, x, v, a, dt):
 def _coupled_force(p, s, x, v, dt):
     """The handle at ``x`` (m) pulls the simulated key through the coupling over ``n`` key sub-steps of
     one tick (the handle linear in time between samples), taken ``q`` at a time as one step while the
-    hammer's contact admits it (``HybridKey.key_step_s``); the hammer is advanced by the kinematic kernel
-    along the key's steps. Returns the key's springs at the handle plus the tick-mean
+    hammer's contact admits it (``HybridKey.key_step_s``, :func:`_coupled_steps`); the hammer is advanced by
+    the kinematic kernel along the key's steps. Returns the key's springs at the handle plus the tick-mean
     coupling force (N)."""
     if not (math.isfinite(x) and math.isfinite(v) and math.isfinite(dt)):
         return np.nan
@@ -323,26 +323,48 @@ def _coupled_force(p, s, x, v, dt):
     if pad:
         f_key = 0.0                              # a pad holding the key: they act on the key (hybrid_key_coupling)
     if s[S_INIT] == 0.0:
-        s[S_XK] = x  # the key at rest under the handle, the hammer on the jack: F_c = F_0 = R
-        s[S_VK] = 0.0
-        s[S_XH] = x
-        s[S_UH] = 0.0
-        s[S_TH] = 0.0
-        s[S_XC] = x
-        _direct_force(p, s, x, 0.0, 0.0, 0.0)
-        s[S_RK] = s[S_REACTION]
-        if pad:                                  # on its back rail, or on the pad pressed by its static load
-            load, _ = _key_force(p, x, 0.0, 0.0)
-            s[S_XK] = max(x - (load + s[S_REACTION]) / p[P_KC], pad_rest(p))
+        _coupled_initialise(p, s, x, pad)
     if not dt > 0.0:
         if pad:
             return pad_force(p, x, v, s[S_XK], s[S_VK])[0]
         return f_key + p[P_KC] * (x - s[S_XK]) + p[P_BC] * (v - s[S_VK]) + coupling_preload(p, s)
     T = clamp(dt, DT_MIN_S, DT_MAX_S)
+    begin_tick(s)
+    mean_force = _coupled_steps(p, s, x, T)
+    end_tick(s, on_keybed)
+    if not (math.isfinite(mean_force) and abs(s[S_XK]) <= X_LIMIT_M and abs(s[S_VK]) <= W_LIMIT_MPS):
+        s[S_RECOVERIES] += 1.0  # a runaway key: back to rest under the handle (counted)
+        s[S_XK] = x if not pad else max(x, pad_rest(p))
+        s[S_VK] = 0.0
+        return f_key + coupling_preload(p, s)
+    return f_key + mean_force
+
+
+@njit(**KERNEL_JIT)
+def _coupled_initialise(p, s, x, pad):
+    """First tick of a coupled key: at rest under the handle at ``x`` (m), the hammer on the jack (F_c = F_0 = R);
+    a key held by a pad (``pad``) on its back rail, or on the pad pressed by its static load."""
+    s[S_XK] = x
+    s[S_VK] = 0.0
+    s[S_XH] = x
+    s[S_UH] = 0.0
+    s[S_TH] = 0.0
+    s[S_XC] = x
+    _direct_force(p, s, x, 0.0, 0.0, 0.0)
+    s[S_RK] = s[S_REACTION]
+    if pad:
+        load, _ = _key_force(p, x, 0.0, 0.0)
+        s[S_XK] = max(x - (load + s[S_REACTION]) / p[P_KC], pad_rest(p))
+
+
+@njit(inline="always", **KERNEL_JIT)
+def _coupled_steps(p, s, x, T):
+    """Advance the coupled key and its hammer over a tick of ``T`` (s) with the handle arriving at ``x`` (m);
+    returns the tick-mean coupling force (N). ``n`` sub-steps of the key (``P_HK``); between the hammer's impacts
+    up to ``q`` of them as one step (``P_HKC``, ``HybridKey.key_step_s``), the hammer one RK4 step over it; an
+    impact's sub-steps are taken one by one, ``q`` at a time before the rule is asked again."""
     n = max(1, min(int(math.ceil(T / p[P_HK] - 1e-9)), MAX_KEY_SUBSTEPS))
     h = T / n
-    # between the hammer's impacts the key takes up to q sub-steps as one step (HybridKey.key_step_s), the hammer
-    # one RK4 step over it; an impact's sub-steps are taken one by one, q at a time before the rule is asked again
     q = max(1, min(int(p[P_HKC] / h), n)) if p[P_HKC] > 0.0 else 1
     # the handle on the quadratic through its last three samples (mean velocities d1 over the previous
     # tick of length T_p, d2 over this one), as the kinematic key's drive: x_h(t) = x0 + v0 t + acc t^2 / 2
@@ -351,7 +373,6 @@ def _coupled_force(p, s, x, v, dt):
     t_p = s[S_TH] if s[S_TH] > 0.0 else T
     acc = 2.0 * (d2 - s[S_UH]) / (T + t_p) if p[P_BK] > 0.0 else 0.0   # a physical pad: linear
     v0 = d2 - 0.5 * acc * T
-    begin_tick(s)
     total = 0.0
     j = 0                                        # sub-steps taken
     fine_until = 0                               # below this, sub-steps one by one (an impact)
@@ -376,16 +397,10 @@ def _coupled_force(p, s, x, v, dt):
         s[S_RK] = s[S_REACTION]
         gather_substep(s, j * h)
         j += m
-    end_tick(s, on_keybed)
     s[S_XH] = x
     s[S_UH] = d2
     s[S_TH] = T
-    if not (math.isfinite(total) and abs(s[S_XK]) <= X_LIMIT_M and abs(s[S_VK]) <= W_LIMIT_MPS):
-        s[S_RECOVERIES] += 1.0  # a runaway key: back to rest under the handle (counted)
-        s[S_XK] = x if not pad else max(x, pad_rest(p))
-        s[S_VK] = 0.0
-        return f_key + coupling_preload(p, s)
-    return f_key + total / n
+    return total / n
 
 
 @njit(**KERNEL_JIT)
