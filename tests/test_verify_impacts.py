@@ -319,8 +319,18 @@ def test_the_identified_piano_model_fits_outside_the_impacts_and_renders_the_lan
     assert {"fit outside impacts", "features"} <= _passed_checks(result, t_letoff)
     landing = min(t for t in result.impacts.captured_onsets_s if t > t_letoff)
     window = next(w for w in result.impacts.windows if w.start_s <= landing <= w.end_s)
-    assert window.rendered_impulse_Ns >= 0.75 * window.captured_impulse_Ns    # 0.82 today (15 % would pass)
+    # 0.82 today, short of the criterion's 0.85 (test_the_identified_piano_model_passes_the_impact_criterion)
+    assert window.rendered_impulse_Ns >= 0.75 * window.captured_impulse_Ns
     assert any(c == landing and abs(r - c) <= MATCH_S for c, r in result.impacts.matched)
+
+
+@pytest.mark.xfail(strict=True, reason="the identified piano model's landing window carries 82 % of the captured "
+                   "impulse (15 % tolerance) and its onsets miss (docs/verification.md)")
+def test_the_identified_piano_model_passes_the_impact_criterion(identified):
+    """The criterion's four items on the demo's held-out press. Known to fail: strict, so that a model that passes
+    turns this test red until the mark is removed."""
+    assert identified.impacts.items() == {"fit_outside_impacts": True, "impulses": True, "onsets": True}
+    assert identified.passed
 
 
 @pytest.mark.parametrize("name", sorted(WRONG))
