@@ -16,14 +16,14 @@ from hapticam.models.hybrid_key.geometry import check_held, drive_at, drive_kink
 from hapticam.models.hybrid_key.layout import (ABSENT_M, A_LIMIT_MPS2, DT_MAX_S, DT_MIN_S, EV_LANDING, EV_LETOFF,
                                                EV_LIFTOFF, EV_STRING, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT,
                                                FLAG_IMPACT, FLAG_KEYBED, F_LIMIT_N, LAW_RIGID, MAX_EXTRA_ITERATIONS,
-                                               MAX_KEY_SUBSTEPS, MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BK,
+                                               MAX_SUBSTEPS, MODE_CONTACT, MODE_FLIGHT, P_BC, P_BK,
                                                P_BKB, P_DELTA0, P_E, P_ES, P_FP, P_G, P_H, P_HK, P_HKC, P_KC, P_KKB,
                                                P_KR, P_LAW, P_MH, P_MK, P_PAD, P_RAIL, P_TOUCH, P_VCAP, P_XKB, P_XL,
                                                P_XR, P_YS, S_AK, S_ESCAPED, S_EV_COUNT, S_FLAGS, S_INIT, S_LAND_SPEED,
                                                S_MODE, S_REACTION, S_RECOVERIES, S_STRING_SPEED, S_TH, S_TPREV, S_UH,
                                                S_VK, S_XH, S_XK, S_RK, S_T_LAND, S_T_LETOFF, S_UPREV, S_W, S_XC,
                                                S_XPREV, S_Y, V_LIMIT_MPS, W_LIMIT_MPS, X_LIMIT_M, Y_LIMIT_M)
-from hapticam.models.hybrid_key.layout import KERNEL_JIT
+from hapticam.models.hybrid_key.layout import KERNEL_JIT, key_steps
 
 
 @njit(**KERNEL_JIT)
@@ -363,9 +363,8 @@ def _coupled_steps(p, s, x, T):
     returns the tick-mean coupling force (N). ``n`` sub-steps of the key (``P_HK``); between the hammer's impacts
     up to ``q`` of them as one step (``P_HKC``, ``HybridKey.key_step_s``), the hammer one RK4 step over it; an
     impact's sub-steps are taken one by one, ``q`` at a time before the rule is asked again."""
-    n = max(1, min(int(math.ceil(T / p[P_HK] - 1e-9)), MAX_KEY_SUBSTEPS))
+    n, q = key_steps(T, p[P_HK], p[P_HKC])
     h = T / n
-    q = max(1, min(int(p[P_HKC] / h), n)) if p[P_HKC] > 0.0 else 1
     # the handle on the quadratic through its last three samples (mean velocities d1 over the previous
     # tick of length T_p, d2 over this one), as the kinematic key's drive: x_h(t) = x0 + v0 t + acc t^2 / 2
     x0 = s[S_XH]

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import math
 
+from numba import njit
+
 
 def _without_reference_counting() -> dict[str, bool]:
     """``{"_nrt": False}`` where this numba's CPU target takes the option, else nothing."""
@@ -140,6 +142,7 @@ KEY_DAMPING_RATIO = 0.7071067811865476
 TICK_RATE_TOLERANCE_S = 2e-4
 
 
+@njit(**KERNEL_JIT)
 def key_steps(tick_s: float, key_substep_s: float, key_step_s: float) -> tuple[int, int]:
     """A coupled key's tick of ``tick_s`` (s) as :mod:`hapticam.models.hybrid_key.kernel` divides it: ``n``
     sub-steps of ``tick_s / n`` (``n = ceil(tick_s / key_substep_s)``, at most ``MAX_KEY_SUBSTEPS``), taken
