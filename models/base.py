@@ -85,6 +85,15 @@ class CompiledModel:
         """Return a fresh copy of the initial state array."""
         return self.state0.copy()
 
+    def component_blocks(self, index: int, state: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Views of component ``index``'s parameter block in ``params`` and its state block in ``state`` (default
+        ``state0``), as :func:`hapticam.models.kernels.model_force` slices them: header ``1 + HEADER_FIELDS i``
+        holds (kind code, parameter offset, length, state offset, length)."""
+        state = self.state0 if state is None else state
+        h = 1 + HEADER_FIELDS * index
+        po, pl, so, sl = (int(v) for v in self.params[h + 1:h + 5])
+        return self.params[po:po + pl], state[so:so + sl]
+
 
 class Model(ABC):
     """Base of every model type.

@@ -188,8 +188,7 @@ def _calibrated_substep_s() -> float:
 
     key = load_model(CALIBRATION_MODEL)[0]
     compiled, dt = key.compile(), 1e-3
-    offset = int(compiled.params[2])                   # the key's parameter block (one component)
-    compiled.params[offset + P_HKC] = 0.0              # no longer steps between impacts: an impact's sub-steps
+    compiled.component_blocks(0)[0][P_HKC] = 0.0       # no longer steps between impacts: an impact's sub-steps
     fastest = math.inf
     for _ in range(CALIBRATION_BATCHES):
         state = compiled.reset_state()

@@ -31,6 +31,7 @@ import numpy as np
 
 from hapticam.devices.base import IO_FORCE_CMD, IO_SEQ, IO_X
 from hapticam.devices.registry import open_device
+from hapticam.models.base import CompiledModel
 from hapticam.models.files import load_model_only
 from hapticam.models.hybrid_key.coupling import key_step_admitted
 from hapticam.models.hybrid_key.geometry import drive_at
@@ -63,8 +64,7 @@ def press_positions_m() -> np.ndarray:
 
 def _key_blocks(params: np.ndarray, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The hybrid key's parameter and state blocks (views) in a compiled single-component model's arrays."""
-    offset, length, state_offset, state_length = (int(v) for v in params[2:6])
-    return params[offset:offset + length], state[state_offset:state_offset + state_length]
+    return CompiledModel(params, state).component_blocks(0)
 
 
 def render_press(sub_steps_only: bool = False) -> dict[str, np.ndarray]:

@@ -122,7 +122,7 @@ def test_the_piano_key_resting_takes_its_longer_steps_and_an_impact_its_sub_step
     assert tick_cost(key, 1000.0).substeps == 348                          # the gate budgets an impact's tick
     compiled = key.compile()
     resting = _fastest_resting_tick_s(compiled)
-    compiled.params[int(compiled.params[2]) + P_HKC] = 0.0                 # the key's block: sub-steps only
+    compiled.component_blocks(0)[0][P_HKC] = 0.0                          # the key's block: sub-steps only
     sub_steps = _fastest_resting_tick_s(compiled)
     assert 348 / 18 / 3 < sub_steps / resting < 348 / 18 * 3, (sub_steps, resting)
 
