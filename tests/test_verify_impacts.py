@@ -165,6 +165,30 @@ def test_an_onset_15_ms_late_is_unmatched_on_both_sides() -> None:
     assert 0.015 > MATCH_S > 0.005
 
 
+def test_an_onset_rising_from_zero_force_is_named_a_re_contact() -> None:
+    """The key leaves the probe's tip for 10 ms (zero force) and strikes it again, a 2 N half-sine over 3 ms: on
+    both sides, 15 ms apart, so both are unmatched; both are re-contacts and the failure says so. A knock on
+    the level (the press's other onsets) is not one."""
+    t = clock(20_000.0)
+    t1 = 0.6
+
+    def restrike(at_s: float) -> np.ndarray:
+        f = press_level(t) + half_sine(t, at_s, 2.0, 3e-3)
+        return np.where((t >= at_s - 0.01) & (t < at_s), 0.0, f)
+    f_cap, f_ren = restrike(t1), restrike(t1 + 0.015)
+    report = _judge(t, f_cap, f_ren, impact_onsets(t, f_ren, TH))
+    assert report.unmatched_captured_s == [pytest.approx(t1, abs=1e-4)]
+    assert report.unmatched_rendered_s == [pytest.approx(t1 + 0.015, abs=1e-4)]
+    assert report.recontacts_s == report.unmatched_captured_s + report.unmatched_rendered_s
+    (failure,) = [f for f in report.failures() if f.startswith("impact onsets")]
+    assert failure.endswith(f"of these, re-contacts (rising from zero force: the probe meeting the key again) "
+                            f"{t1:.3f}, {t1 + 0.015:.3f} s")
+    f_cap, f_ren = _knock_and_thump(t, ratio=1.0, delay_s=0.015)
+    knocked = _judge(t, f_cap, f_ren, [T0 + 0.015])
+    assert knocked.unmatched_captured_s and knocked.recontacts_s == []
+    assert "re-contact" not in " ".join(knocked.failures())
+
+
 def test_a_rendered_impact_without_a_captured_one_fails_item_3() -> None:
     """The rendering knocks twice, the capture once: the second rendered onset has no captured one."""
     t = clock(20_000.0)

@@ -52,9 +52,6 @@ Before any of this, verify read the key's features outside a span after each imp
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
-
 import numpy as np
 from scipy.ndimage import maximum_filter1d, median_filter, minimum_filter1d
 
@@ -62,6 +59,8 @@ from hapticam.identify.metrics import fit_report
 from hapticam.models.hybrid_key.layout import FLAG_IMPACT
 from hapticam.render.result import RenderResult
 from hapticam.render.verify.features import Thresholds
+from hapticam.render.verify.impact_report import (CRITERION_FIT, CRITERION_IMPACTS,  # noqa: F401
+                                                  IMPULSE_TOLERANCE, MATCH_S, ImpactReport, ImpactWindow)
 
 #: Span of the running median that gives a force signal's local baseline (s): ten times a 1 ms impact,
 #: four periods of a key ringing on a probe's tip at 200 Hz.
@@ -77,147 +76,10 @@ LEAD_S = 5e-3
 ENVELOPE_S = 0.01
 #: Longest impact window (s).
 MAX_WINDOW_S = 0.15
-#: A captured and a rendered onset match within this (s); rises closer than it are one impact.
-MATCH_S = 0.01
-#: A window's rendered impulse may differ from the captured one by this fraction of it, or by one force JND
-#: times the window's length, whichever is larger.
-IMPULSE_TOLERANCE = 0.15
-
 #: Span (s) after an impact the rendering flags within which the key's features are not read (compare's
 #: notes): the coupled key settles in about 4 / (zeta omega_n) = 80 ms (hybrid_key_coupling), a hammer's
 #: bounces on the backcheck last about as long.
 IMPACT_WINDOW_S = 0.1
-
-#: The criteria (``ImpactReport.criterion``) and what each judges.
-CRITERION_IMPACTS, CRITERION_FIT = "impacts", "fit"
-CRITERIA = {CRITERION_IMPACTS: "the fit outside the impact windows, their impulses and onsets, and the features",
-            CRITERION_FIT: "the fit and the features"}
-
-
-@dataclass
-class ImpactWindow:
-    """One impact window (times in s on the capture's clock, impulses in N s) and its item-2 verdict."""
-
-    start_s: float
-    end_s: float
-    captured_impulse_Ns: float
-    rendered_impulse_Ns: float
-    tolerance_Ns: float
-    #: which bound the tolerance is: "15 % of the captured impulse" or "force JND x length"
-    bound: str
-    passed: bool
-
-
-@dataclass
-class ImpactReport:
-    """What verify found about impacts and, for a press with impacts, the verdict of items 1-3."""
-
-    criterion: str
-    captured_onsets_s: list[float] = field(default_factory=list)
-    rendered_onsets_s: list[float] = field(default_factory=list)
-    #: of the rendered onsets, those of the ticks the model flagged whose pulse carries momentum (felt_flagged)
-    flagged_onsets_s: list[float] = field(default_factory=list)
-    matched: list[tuple[float, float]] = field(default_factory=list)
-    unmatched_captured_s: list[float] = field(default_factory=list)
-    unmatched_rendered_s: list[float] = field(default_factory=list)
-    windows: list[ImpactWindow] = field(default_factory=list)
-    fit_outside_percent: float | None = None
-    fit_threshold_percent: float = 95.0
-    note: str = ""
-    #: item 4, every perceptual feature the same (set by verify once it has judged them)
-    features_same: bool | None = None
-
-    @property
-    def has_impacts(self) -> bool:
-        return self.criterion == CRITERION_IMPACTS
-
-    def items(self) -> dict[str, bool]:
-        """Items 1-3 (module notes): passed or not; empty for a press without impacts."""
-        if not self.has_impacts:
-            return {}
-        fit = self.fit_outside_percent
-        return {"fit_outside_impacts": fit is not None and fit >= self.fit_threshold_percent,
-                "impulses": all(w.passed for w in self.windows),
-                "onsets": not self.unmatched_captured_s and not self.unmatched_rendered_s}
-
-    def failures(self) -> list[str]:
-        """One line per failed item, with its figures."""
-        items = self.items()
-        says = (("fit_outside_impacts", _fit_outside_failure), ("impulses", _impulse_failure),
-                ("onsets", _onset_failure))
-        return [say(self) for item, say in says if item in items and not items[item]]
-
-    def summary(self) -> str:
-        """One line: the impacts found on either side and the criterion applied."""
-        if not self.has_impacts:
-            note = f" ({self.note})" if self.note else ""
-            return f"impacts: none found{note}; judged by {CRITERIA[self.criterion]}"
-        return (f"impacts: {len(self.captured_onsets_s)} captured, {len(self.rendered_onsets_s)} rendered "
-                f"({len(self.flagged_onsets_s)} flagged by the model); judged by {CRITERIA[self.criterion]}")
-
-    def table_rows(self) -> list[tuple[str, str, str, str, str, bool]]:
-        """Rows (metric, captured, rendered, difference, threshold, passed) of items 1-3; none without impacts."""
-        if not self.has_impacts:
-            return []
-        fit = self.fit_outside_percent
-        rows = [("fit outside impacts (%)", "", "-" if fit is None else f"{fit:.2f}", "",
-                 f">= {self.fit_threshold_percent:g}", self.items()["fit_outside_impacts"])]
-        for w in self.windows:
-            rows.append((f"impulse {w.start_s:.3f}-{w.end_s:.3f} s (mN s)", f"{w.captured_impulse_Ns * 1e3:.4g}",
-                         f"{w.rendered_impulse_Ns * 1e3:.4g}",
-                         f"{(w.rendered_impulse_Ns - w.captured_impulse_Ns) * 1e3:.4g}",
-                         f"{w.tolerance_Ns * 1e3:.3g}", w.passed))
-        rows.append(("impact onsets (matched)", f"{len(self.captured_onsets_s)}", f"{len(self.rendered_onsets_s)}",
-                     f"{len(self.matched)}", f"{MATCH_S * 1e3:g} ms", self.items()["onsets"]))
-        return rows
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every number, JSON-ready; ``items`` adds item 4 (``features``) when verify has judged them."""
-        items = self.items()
-        if items and self.features_same is not None:
-            items["features"] = self.features_same
-        onsets = {"captured_s": self.captured_onsets_s, "rendered_s": self.rendered_onsets_s,
-                  "rendered_flagged_s": self.flagged_onsets_s,
-                  "matched": [{"captured_s": c, "rendered_s": r, "offset_s": r - c} for c, r in self.matched],
-                  "unmatched_captured_s": self.unmatched_captured_s,
-                  "unmatched_rendered_s": self.unmatched_rendered_s, "tolerance_s": MATCH_S}
-        return {"criterion": self.criterion, "judged_by": CRITERIA[self.criterion], "items": items,
-                "note": self.note, "fit_outside_impacts_percent": self.fit_outside_percent,
-                "windows": [asdict(w) for w in self.windows], "onsets": onsets}
-
-
-def _fit_outside_failure(report: ImpactReport) -> str:
-    if report.fit_outside_percent is None:
-        return "fit outside the impact windows: no samples outside them (the residual never falls below the force JND)"
-    span = sum(w.end_s - w.start_s for w in report.windows)
-    plural = "s" if len(report.windows) > 1 else ""
-    return (f"fit outside the impact windows {report.fit_outside_percent:.2f} % is below "
-            f"{report.fit_threshold_percent:g} % ({len(report.windows)} window{plural}, {span:.3g} s left out)")
-
-
-def _impulse_failure(report: ImpactReport) -> str:
-    bad = [w for w in report.windows if not w.passed]
-    plural = "s" if len(report.windows) > 1 else ""
-    each = [f"{w.start_s:.3f}-{w.end_s:.3f} s rendered {w.rendered_impulse_Ns * 1e3:.3g} mN s, captured "
-            f"{w.captured_impulse_Ns * 1e3:.3g} mN s (tolerance {w.tolerance_Ns * 1e3:.2g} mN s, {w.bound})"
-            for w in bad[:4]]
-    return (f"impulse of {len(bad)} of {len(report.windows)} impact window{plural} beyond its tolerance: "
-            + "; ".join(each) + ("; ..." if len(bad) > 4 else ""))
-
-
-def _onset_failure(report: ImpactReport) -> str:
-    def times(ts: list[float]) -> str:
-        return ", ".join(f"{t:.3f}" for t in ts[:8]) + (", ..." if len(ts) > 8 else "") + " s"
-
-    parts = []
-    if report.unmatched_captured_s:
-        parts.append(f"{len(report.unmatched_captured_s)} of {len(report.captured_onsets_s)} captured without a "
-                     f"rendered one within {MATCH_S * 1e3:g} ms ({times(report.unmatched_captured_s)})")
-    if report.unmatched_rendered_s:
-        parts.append(f"{len(report.unmatched_rendered_s)} of {len(report.rendered_onsets_s)} rendered without a "
-                     f"captured one ({times(report.unmatched_rendered_s)})")
-    return "impact onsets: " + "; ".join(parts)
-
 
 # -- one signal ---------------------------------------------------------------------------------------
 def local_baseline(f: np.ndarray, dt_s: float) -> np.ndarray:
@@ -431,7 +293,21 @@ def judge_impacts(t: np.ndarray, f_captured: np.ndarray, f_rendered: np.ndarray,
     if (~inside).sum() >= 2:
         report.fit_outside_percent = float(fit_report(fc[~inside], fr[~inside])["fit_percent"])
     report.matched, report.unmatched_captured_s, report.unmatched_rendered_s = match_onsets(captured, rendered)
+    report.recontacts_s = sorted(recontacts(tv, fc, captured, th) + recontacts(tv, fr, rendered, th))
     return report
+
+
+def recontacts(t: np.ndarray, f: np.ndarray, onsets: np.ndarray, th: Thresholds) -> list[float]:
+    """The ``onsets`` (s) of the force ``f`` (N at times ``t``, s) whose rise began from zero force: within one
+    force JND of it somewhere in the ``RISE_S`` before (the probe meeting the key again,
+    :mod:`hapticam.render.verify.impact_report`)."""
+    zero = th.force_jnd(0.0)
+    out = []
+    for onset in onsets:
+        before = (t >= onset - RISE_S) & (t <= onset)
+        if before.any() and float(np.min(np.abs(f[before]))) <= zero:
+            out.append(float(onset))
+    return out
 
 
 def _inside(t: np.ndarray, spans: list[tuple[float, float]]) -> np.ndarray:
