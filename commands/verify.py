@@ -46,6 +46,10 @@ def register(sub: argparse._SubParsersAction, bench: argparse._SubParsersAction)
     p.add_argument("--device", metavar="NAME", default=None,
                    help="replay through this device as displayed (sim, or phantom, serial, zmq in real time on their "
                         "emulators): its force limit, damping and handle, the display's coupling, the transients")
+    p.add_argument("--repeat", metavar="CAPTURE", action="append", default=[],
+                   help="another press of the same key along the same strokes (repeatable): a press with impacts "
+                        "then has its onsets judged within the key's own repeatability; the strict item stays "
+                        "in the report")
     p.add_argument("--x-offset-mm", type=float, default=None,
                    help="shift the capture by this much (mm) instead of aligning its contact point on the model's")
     p.set_defaults(func=_cmd_verify)
@@ -105,13 +109,18 @@ def _verify(args: argparse.Namespace) -> int:
     if doc.axis != axis_of(capture.metadata):
         raise UsageError(f"{args.model} is a {doc.axis} model and {args.capture} a {axis_of(capture.metadata)} capture; "
                          "verify compares like with like")
+    repeats = [load_capture(path) for path in args.repeat]
+    for path, repeat in zip(args.repeat, repeats):
+        if axis_of(repeat.metadata) != axis_of(capture.metadata):
+            raise UsageError(f"--repeat {path}: a {axis_of(repeat.metadata)} capture, and {args.capture} a "
+                             f"{axis_of(capture.metadata)} one; a repeat is another press of the same key")
     report_dir = None
     if args.report:
         report_dir = _report_folder(Path(args.report))
     rate = _positive("--rate", args.rate)
     result = verify(model, capture, model_name=str(args.model), rate_hz=rate,
                     thresholds=th, speedup=args.speedup, max_force_N=args.max_force, x_offset_m=x_offset,
-                    device=args.device, model_switch_points=doc.provenance.get("metrics"))
+                    device=args.device, model_switch_points=doc.provenance.get("metrics"), repeats=repeats)
     data = result.to_dict()
     if report_dir is not None:
         write_figure(report_dir / "verify.png", result)      # the figure, the likelier to fail, first
@@ -184,6 +193,8 @@ def summary_table(result) -> str:
         thr = "-" if v.threshold is None else f"{v.threshold * scale:.3g} {unit}"
         row(f"{v.name} ({unit})", fmt(v.reference), fmt(v.rendered), fmt(v.difference), thr, not v.noticeable)
     lines.append("")
+    if impacts is not None:
+        lines += [f"  set aside: {line}" for line in impacts.set_aside()]
     lines.append("  PASSED: no difference a user could feel" if result.passed
                  else "  FAILED: " + "; ".join(result.failures))
     return "\n".join(lines)

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -76,6 +76,7 @@ from hapticam.render.verify.features import (FeatureReport, FxCurves, Thresholds
 from hapticam.render.verify.device_replay import (PROBE_STIFFNESS_N_PER_M, check_device, ideal_section, probe_user,
                                                   replay_on_device)
 from hapticam.world.users import position_user
+from hapticam.render.verify.repeats import check_repeats, judge_repeated_onsets, repeat_onsets
 from hapticam.render.verify.probe_tip import HELD_NOTE, capture_probe, carriage_follower, held_by_tip
 from hapticam.render.verify.impacts import (IMPACT_WINDOW_S, ImpactReport, assess_impacts, feature_spans,
                                             impact_residual, impact_windows)
@@ -188,7 +189,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
            thresholds: Thresholds | None = None, speedup: float | None = None,
            max_force_N: float | None = None, seed: int = 0, align: bool = True,
            x_offset_m: float | None = None, device: str | None = None,
-           model_switch_points: dict[str, Any] | None = None) -> VerifyResult:
+           model_switch_points: dict[str, Any] | None = None, repeats: Sequence[Capture] = ()) -> VerifyResult:
     """Replay ``capture``'s probe trajectory on the rendered ``model`` and compare forces (module notes).
 
     ``align``: remove the probe's backlash from the releasing samples and shift the capture so that its
@@ -197,11 +198,14 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     through that device as displayed (:data:`~hapticam.render.verify.device_replay.DEVICE_CHOICES`).
     ``model_switch_points``: the model's actuation and release points (``actuation_m``, ``release_m``, m, as
     its provenance ``metrics`` carry them), compared with the capture's as features
-    (:func:`~hapticam.render.verify.features.switch_point_verdicts`)."""
+    (:func:`~hapticam.render.verify.features.switch_point_verdicts`). ``repeats``: other presses of the same
+    key along the same strokes; a press with impacts then has its onsets judged within the key's own
+    repeatability (:mod:`hapticam.render.verify.repeats`)."""
     th = thresholds or Thresholds()
     LoopConfig(rate_hz=rate_hz).checked()      # the loop's own range, before any speed-up is reasoned on
     axis = axis_of(capture.metadata)
     check_device(device, rate_hz, axis, max_force_N)
+    check_repeats(capture, repeats)
     prepared = prepare(capture)
     backlash = remove_backlash(prepared) if align else 0.0
     offset = contact_offset(model, prepared) if (align and x_offset_m is None) else float(x_offset_m or 0.0)
@@ -234,6 +238,10 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     inertia_note = _inertia_note(inertia, axis)
     impact_share = impact_residual(capture.f_N, f_ren, valid, flagged)
     impact_report = assess_impacts(t_cap, capture.f_N, f_ren, valid, result, t_replay, th, axis == "rotary")
+    if repeats and impact_report.has_impacts:
+        impact_report.repeated = judge_repeated_onsets(np.asarray(impact_report.captured_onsets_s),
+                                                       np.asarray(impact_report.rendered_onsets_s),
+                                                       repeat_onsets(capture, repeats, th))
     if impact_report.has_impacts:
         failures += impact_report.failures()
     elif overall["fit_percent"] < th.fit_percent:

@@ -59,6 +59,9 @@ class ImpactReport:
     recontacts_s: list[float] = field(default_factory=list)
     #: item 4, every perceptual feature the same (set by verify once it has judged them)
     features_same: bool | None = None
+    #: item 3 judged within the key's own repeatability, when repeat presses were given
+    #: (:class:`~hapticam.render.verify.repeats.RepeatedOnsets`); it then decides instead of the strict item 3
+    repeated: Any = None
 
     @property
     def has_impacts(self) -> bool:
@@ -69,16 +72,33 @@ class ImpactReport:
         if not self.has_impacts:
             return {}
         fit = self.fit_outside_percent
-        return {"fit_outside_impacts": fit is not None and fit >= self.fit_threshold_percent,
-                "impulses": all(w.passed for w in self.windows),
-                "onsets": not self.unmatched_captured_s and not self.unmatched_rendered_s}
+        items = {"fit_outside_impacts": fit is not None and fit >= self.fit_threshold_percent,
+                 "impulses": all(w.passed for w in self.windows),
+                 "onsets": not self.unmatched_captured_s and not self.unmatched_rendered_s}
+        if self.repeated is not None:
+            items["onsets_within_repeats"] = self.repeated.passed
+        return items
+
+    def deciding(self) -> dict[str, bool]:
+        """The items the verdict rests on: with repeat presses, item 3 within them instead of the strict one."""
+        items = self.items()
+        if "onsets_within_repeats" in items:
+            del items["onsets"]
+        return items
 
     def failures(self) -> list[str]:
-        """One line per failed item, with its figures."""
-        items = self.items()
+        """One line per failed item the verdict rests on, with its figures."""
+        items = self.deciding()
         says = (("fit_outside_impacts", _fit_outside_failure), ("impulses", _impulse_failure),
-                ("onsets", _onset_failure))
+                ("onsets", _onset_failure), ("onsets_within_repeats", _repeated_failure))
         return [say(self) for item, say in says if item in items and not items[item]]
+
+    def set_aside(self) -> list[str]:
+        """The strict item 3 when repeat presses decided instead and it failed: said, not counted."""
+        if self.repeated is None or self.items()["onsets"]:
+            return []
+        return [_onset_failure(self) + f" (the strict item 3; judged instead within {self.repeated.repeats} "
+                "repeat presses of the key)"]
 
     def summary(self) -> str:
         """One line: the impacts found on either side and the criterion applied."""
@@ -102,6 +122,11 @@ class ImpactReport:
                          f"{w.tolerance_Ns * 1e3:.3g}", w.passed))
         rows.append(("impact onsets (matched)", f"{len(self.captured_onsets_s)}", f"{len(self.rendered_onsets_s)}",
                      f"{len(self.matched)}", f"{MATCH_S * 1e3:g} ms", self.items()["onsets"]))
+        if self.repeated is not None:
+            rows.append((f"onsets within {self.repeated.repeats} repeats (demanded)", f"{len(self.repeated.demanded_s)}",
+                         f"{len(self.rendered_onsets_s)}",
+                         f"{len(self.repeated.unmatched_captured_s) + len(self.repeated.unmatched_rendered_s)} unmatched",
+                         f"{MATCH_S * 1e3:g} ms", self.repeated.passed))
         return rows
 
     def to_dict(self) -> dict[str, Any]:
@@ -116,7 +141,8 @@ class ImpactReport:
                   "unmatched_rendered_s": self.unmatched_rendered_s, "recontacts_s": self.recontacts_s,
                   "tolerance_s": MATCH_S}
         return {"criterion": self.criterion, "judged_by": CRITERIA[self.criterion], "items": items,
-                "note": self.note, "fit_outside_impacts_percent": self.fit_outside_percent,
+                "deciding": sorted(self.deciding()) + (["features"] if "features" in items else []),
+                "repeated": None if self.repeated is None else self.repeated.to_dict(), "note": self.note, "fit_outside_impacts_percent": self.fit_outside_percent,
                 "windows": [asdict(w) for w in self.windows], "onsets": onsets}
 
 
@@ -140,17 +166,30 @@ def _impulse_failure(report: ImpactReport) -> str:
 
 
 def _onset_failure(report: ImpactReport) -> str:
-    def times(ts: list[float]) -> str:
-        return ", ".join(f"{t:.3f}" for t in ts[:8]) + (", ..." if len(ts) > 8 else "") + " s"
-
     parts = []
     if report.unmatched_captured_s:
         parts.append(f"{len(report.unmatched_captured_s)} of {len(report.captured_onsets_s)} captured without a "
-                     f"rendered one within {MATCH_S * 1e3:g} ms ({times(report.unmatched_captured_s)})")
+                     f"rendered one within {MATCH_S * 1e3:g} ms ({_times(report.unmatched_captured_s)})")
     if report.unmatched_rendered_s:
         parts.append(f"{len(report.unmatched_rendered_s)} of {len(report.rendered_onsets_s)} rendered without a "
-                     f"captured one ({times(report.unmatched_rendered_s)})")
+                     f"captured one ({_times(report.unmatched_rendered_s)})")
     again = sorted(set(report.recontacts_s) & set(report.unmatched_captured_s + report.unmatched_rendered_s))
     if again:
-        parts.append(f"of these, re-contacts (rising from zero force: the probe meeting the key again) {times(again)}")
+        parts.append(f"of these, re-contacts (rising from zero force: the probe meeting the key again) {_times(again)}")
     return "impact onsets: " + "; ".join(parts)
+
+
+def _repeated_failure(report: ImpactReport) -> str:
+    rep = report.repeated
+    parts = []
+    if rep.unmatched_captured_s:
+        parts.append(f"{len(rep.unmatched_captured_s)} of {len(rep.demanded_s)} onsets the key repeats without a "
+                     f"rendered one within {MATCH_S * 1e3:g} ms ({_times(rep.unmatched_captured_s)})")
+    if rep.unmatched_rendered_s:
+        parts.append(f"{len(rep.unmatched_rendered_s)} of {len(report.rendered_onsets_s)} rendered where neither the "
+                     f"capture nor its {rep.repeats} repeats have one ({_times(rep.unmatched_rendered_s)})")
+    return "impact onsets within the key's repeat presses: " + "; ".join(parts)
+
+
+def _times(ts: list[float]) -> str:
+    return ", ".join(f"{t:.3f}" for t in ts[:8]) + (", ..." if len(ts) > 8 else "") + " s"
