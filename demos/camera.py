@@ -10,7 +10,9 @@ For a simulated target (default: the tactile keyswitch) the pipeline
    (simulated clock) -> ``render.csv`` and the loop statistics;
 4. probes the target again with a held-out excitation (a slow triangular press and release, as switch
    testers do) -> ``probe-triangle.csv``, and verifies the model against it -> ``verify.png``,
-   ``verify.json``.
+   ``verify.json``. A key with a hammer is pressed twice more, 1 % slower and 1 % faster
+   (``probe-triangle-repeat-*.csv``): its impact onsets are judged within the key's own repeatability
+   (:mod:`hapticam.render.verify.repeats`).
 
 With ``capture=FILE`` (a real capture, e.g. one of the switch curves) steps 1 and 4 use that file: part of
 it is held out as ``hapticam identify impedance`` holds a part out (:mod:`hapticam.demos.capture_split`:
@@ -42,6 +44,10 @@ from hapticam.progress import step
 
 #: targets whose dynamics (a hammer in flight) a segmented impedance model cannot hold: identify hybrid-key
 HYBRID_TARGETS = ("piano-key", "hybrid-key")
+#: The held-out press's duration (s) and the speeds of its repeat presses for a key with a hammer (its impact
+#: onsets are judged within them; presses without impacts need none)
+HELD_OUT_S = 4.0
+REPEAT_SPEEDS = (0.99, 1.01)
 DEFAULT_TARGET = "tactile-switch"
 #: a first run's compilation (s, one core) of the simulated probe and of the estimators
 PROBE_COMPILE_S = 30.0
@@ -282,10 +288,11 @@ def _stage_verify(result: CameraRun, work: Path, target: str, split: Any, fit: A
         if split is not None and split.held_out is not None:
             held_out = split.held_out
         else:
-            held_out = _probe_capture(target, "triangle", seed + 1)
+            held_out = _probe_capture(target, "triangle", seed + 1, HELD_OUT_S)
             save_capture(work / "probe-triangle.csv", held_out)
             result.files["held_out"] = result.out_dir / "probe-triangle.csv"
-        check = verify(fit.model, held_out, model_name=str(result.files["model"]))
+        repeats = _repeat_presses(result, work, target, seed) if split is None and target in HYBRID_TARGETS else []
+        check = verify(fit.model, held_out, model_name=str(result.files["model"]), repeats=repeats)
         write_json(work / "verify.json", check.to_dict())
         result.files["report_json"] = result.out_dir / "verify.json"
         write_figure(work / "verify.png", check)
@@ -302,7 +309,22 @@ def _stage_verify(result: CameraRun, work: Path, target: str, split: Any, fit: A
     for verdict in check.features.verdicts:
         say(f"              {verdict.name:<30} {'a user could feel the difference' if verdict.noticeable else 'same'}")
     say("verdict: " + _verdict(check, training_fit))
+    for line in ([] if check.impacts is None else check.impacts.set_aside()):
+        say("         set aside: " + line)
     say(f"everything is in {result.out_dir}/")
+
+
+def _repeat_presses(result: CameraRun, work: Path, target: str, seed: int) -> list:
+    """The held-out press again at each of ``REPEAT_SPEEDS``, saved beside it."""
+    from hapticam.capture_io import save_capture
+
+    repeats = []
+    for i, speed in enumerate(REPEAT_SPEEDS, start=1):
+        repeat = _probe_capture(target, "triangle", seed + 1, HELD_OUT_S / speed)
+        save_capture(work / f"probe-triangle-repeat-{i}.csv", repeat)
+        result.files[f"held_out_repeat_{i}"] = result.out_dir / f"probe-triangle-repeat-{i}.csv"
+        repeats.append(repeat)
+    return repeats
 
 
 def _verdict(check: Any, training_fit: bool) -> str:
