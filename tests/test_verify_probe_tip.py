@@ -86,11 +86,12 @@ def test_held_by_tip_puts_the_keys_friction_and_bump_on_the_key_and_leaves_out_t
     coupled = HybridKey(**KEY, coupling_k_Npm=1000.0, coupling_b_Nspm=1.5)
     model = Composite([coupled, friction, bump])
     model.transients = ("a landing pulse",)
-    held = held_by_tip(model, probe)
+    held = held_by_tip(model, probe, 1e-4)
     assert isinstance(held, HybridKey) and held.transients == ()
     assert held.coupling_k_Npm == 1e5 and held.coupling_pad_alpha_spm == 5.0 and held.coupling_b_Nspm == 0.0
-    assert held.held_key_forces == (0.1, 2e-3, 300.0, 8.4e-3)
-    assert held_by_tip(Composite([friction, bump]), probe) is None          # no key to hold
+    # the key's friction over the width its 50 g need at a 0.1 ms tick: F_c dt / m_k = 0.2 mm/s, not the handle's
+    assert held.held_key_forces == pytest.approx((0.1, 0.1 * 1e-4 / 0.05, 300.0, 8.4e-3))
+    assert held_by_tip(Composite([friction, bump]), probe, 1e-4) is None          # no key to hold
 
 
 def test_a_hammer_landing_on_its_rail_is_logged_but_is_no_impact_of_the_keys():
@@ -114,9 +115,11 @@ def test_a_hammer_landing_on_its_rail_is_logged_but_is_no_impact_of_the_keys():
 def test_the_exact_key_replayed_through_its_capture_s_probe_reproduces_that_capture():
     """Ground truth for the held replay: a hybrid key target resting on the probe's one-sided pad, probed by
     the simulated probe (a slow press past let-off into the keybed and back), verified with its own exact
-    model. The replay's carriage follows the captured positions: a replica of the probe's servo pulled along
-    them responds to the key's force a second time, and gave a plain fit of 89.8 %, three of the hammer's
-    bounces in the backcheck unmatched and the bump's position felt different."""
+    model. The replay's carriage is the probe's servo pulled along the reference reconstructed from the
+    capture (servo_reference), at 10 kHz (held_rate_hz): plain fit 98.6 %. A carriage following the captured
+    positions gave 98.0 % (it does not answer the model's force, and the key's rattle on the tip outlasts the
+    target's), a replica pulled along the captured positions 89.8 % (it answers the key's force a second
+    time)."""
     from hapticam.render.verify import verify
     from hapticam.render.verify.impacts import MATCH_S
     from hapticam.world.excitations import Triangle
@@ -132,32 +135,44 @@ def test_the_exact_key_replayed_through_its_capture_s_probe_reproduces_that_capt
                     sample_rate_hz=4000.0, seed=1)
     result = verify(target.model(), capture)
     assert result.device["probe"]["tip_k_Npm"] == 1e5               # held by the capture's pad
-    assert result.fit_percent >= 95.0
+    assert result.device["probe"]["replay_rate_hz"] == 10000.0
+    assert result.fit_percent >= 98.5
     assert not result.features.noticeable
     landings = [c for c in result.impacts.captured_onsets_s if c > 1.0]
     offsets = {c: r - c for c, r in result.impacts.matched}
     assert len(landings) >= 8
-    assert all(abs(offsets[c]) <= 3e-3 for c in landings[:-1]), offsets   # the last soft one may fall out
+    assert all(abs(offsets[c]) <= 2.5e-3 for c in landings[:-1] if c in offsets), offsets
+    assert sum(c in offsets for c in landings) >= len(landings) - 2         # soft late ones may fall out
     assert all(abs(o) <= MATCH_S for o in offsets.values())
 
 
-@pytest.mark.parametrize("kp_Npm, omega_h", [(7.9e5, 0.3), (1e7, (1e8 / 0.5) ** 0.5 * 25e-6), (1e12, 0.6)])
-def test_the_carriage_follower_is_critically_damped_within_the_step_s_stability(kp_Npm, omega_h):
-    """The replay's handle follows the captured positions through a critically damped spring: stiff (at least
-    the sub-step's 0.3 rad, or ten times the probe's servo: 1e8 N/m for a 1e7 N/m servo) and never past
-    omega h = 0.6, inside semi-implicit Euler's 0.83 for a critically damped oscillator. Stepped from 1 um off
-    the path, it settles without overshooting by more than a hundredth."""
-    from hapticam.render.verify.probe_tip import carriage_follower
+def test_the_servo_reference_is_the_command_of_a_servo_that_moved_the_carriage_so():
+    """Closed form: a servo (m, K_p, K_d) moving the carriage at a constant speed against a constant force F
+    has its reference F / K_p ahead (the damper sees equal speeds). And the reference rebuilt from a servo's
+    simulated motion against a ringing force is that servo's command with its feed-forward ``m a_cmd`` folded
+    in (the offset d with ``K_d d' + K_p d = m a_cmd``)."""
+    from hapticam.render.verify.probe_tip import servo_reference
 
-    probe = CaptureProbe(1e5, 5.0, 0.5, kp_Npm, 880.0, 1e-7)
-    h = 25e-6
-    k, b = carriage_follower(probe, h)
-    omega = (k / probe.carriage_mass_kg) ** 0.5
-    assert omega * h == pytest.approx(omega_h)
-    assert b == pytest.approx(2.0 * (k * probe.carriage_mass_kg) ** 0.5)
-    x, v, peak = 1e-6, 0.0, 0.0
-    for _ in range(2000):                             # the simulator's semi-implicit Euler
-        v += h * (-k * x - b * v) / probe.carriage_mass_kg
-        x += h * v
-        peak = max(peak, -x)
-    assert abs(x) < 1e-9 and peak < 1e-8
+    probe = capture_probe({"probe": PROBE})
+    t = np.arange(0.0, 0.2, 1e-4)
+    x = 1e-3 + 5e-3 * t                                        # 5 mm/s against 0.4 N
+    reference = servo_reference(probe, t, x, np.full(t.size, 0.4))
+    np.testing.assert_allclose(reference - x, 0.4 / probe.servo_k_Npm, rtol=1e-9, atol=1e-15)
+    # a servo tracking a smooth command against a ringing force, integrated finely, sampled at 10 kHz
+    m, kp, kd, h = probe.carriage_mass_kg, probe.servo_k_Npm, probe.servo_b_Nspm, 1e-6
+    tf = np.arange(0.0, 0.1, h)
+    command = 2e-3 * np.sin(2 * np.pi * 5.0 * tf)
+    v_cmd, a_cmd = np.gradient(command, h), np.gradient(np.gradient(command, h), h)
+    force = 0.3 + 0.2 * np.sin(2 * np.pi * 180.0 * tf)
+    x, v, d = np.empty(tf.size), 0.0, np.zeros(tf.size)
+    x[0] = command[0] - force[0] / kp
+    for i in range(tf.size - 1):
+        u = m * a_cmd[i] + kd * (v_cmd[i] - v) + kp * (command[i] - x[i])
+        v += h * (u - force[i]) / m
+        x[i + 1] = x[i] + h * v
+        d[i + 1] = d[i] + h * (m * a_cmd[i] - kp * d[i]) / kd      # feed-forward as an offset of the reference
+    every = slice(0, None, 100)
+    rebuilt = servo_reference(probe, tf[every], x[every], force[every])
+    settled = tf[every] > 0.02
+    error = rebuilt - (command + d)[every]
+    assert np.max(np.abs(error[settled])) < 0.02e-6                # within a fifth of the encoder's step

@@ -77,7 +77,7 @@ from hapticam.render.verify.device_replay import (PROBE_STIFFNESS_N_PER_M, check
                                                   replay_on_device)
 from hapticam.world.users import position_user
 from hapticam.render.verify.repeats import check_repeats, judge_repeated_onsets, repeat_onsets
-from hapticam.render.verify.probe_tip import HELD_NOTE, capture_probe, carriage_follower, held_by_tip
+from hapticam.render.verify.probe_tip import HELD_NOTE, capture_probe, held_by_tip, held_rate_hz, servo_reference
 from hapticam.render.verify.impacts import (IMPACT_WINDOW_S, ImpactReport, assess_impacts, feature_spans,
                                             impact_residual, impact_windows)
 
@@ -423,19 +423,30 @@ def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray
     user = probe_user(t_replay, x_cap, plant.handle_mass_kg, f"replay of {capture.name}")
     section = ideal_section()
     probe = capture_probe(capture.metadata)
-    held = held_by_tip(model, probe) if probe is not None else None
-    if held is not None:            # the key held as the capture's probe held it (probe_tip)
-        model = held
+    key_mass = _held_key_mass(model) if probe is not None else None
+    if key_mass is not None:        # the key held as the capture's probe held it (probe_tip)
+        rate_hz = held_rate_hz(probe, key_mass, rate_hz)
+        duration_s = float(t_replay[-1]) + 2.0 / rate_hz
+        _check_replay(capture, duration_s, rate_hz, 1.0)
+        model = held_by_tip(model, probe, 1.0 / rate_hz)
         plant = replace(plant, handle_mass_kg=probe.carriage_mass_kg, resolution_m=probe.encoder_resolution_m,
                         noise_m=0.0)
-        stiffness, damping = carriage_follower(probe, plant.substep_s)
-        user = position_user(np.concatenate([[0.0], t_replay]), np.concatenate([[x_cap[0]], x_cap]),
-                             stiffness_N_per_m=stiffness, damping_N_s_per_m=damping,
+        reference = servo_reference(probe, t_replay, x_cap, capture.f_N)
+        user = position_user(np.concatenate([[0.0], t_replay]), np.concatenate([[reference[0]], reference]),
+                             stiffness_N_per_m=probe.servo_k_Npm, damping_N_s_per_m=probe.servo_b_Nspm,
                              name=f"replay of {capture.name} by its probe")
-        section = {**section, "note": HELD_NOTE, "probe": probe.to_dict()}
+        section = {**section, "note": HELD_NOTE, "probe": {**probe.to_dict(), "replay_rate_hz": rate_hz}}
     result = run_simulated(model, plant, user, rate_hz=rate_hz, duration_s=duration_s, safety=safety,
                            config=LoopConfig(rate_hz=rate_hz, realtime=False, display="off"), seed=seed)
     return result, t_replay, plant, lead_s, section
+
+
+def _held_key_mass(model: Model) -> float | None:
+    """The mass (kg) of the key a held replay would hold: the model's one hybrid key's, else None."""
+    from hapticam.models.hybrid_key.model import HybridKey
+
+    keys = [m for m in model.components() if isinstance(m, HybridKey)]
+    return keys[0].key_mass_kg if len(keys) == 1 else None
 
 
 def _features(x_cap, x_ren, f_cap, f_ren, direction, valid, th, turning):
