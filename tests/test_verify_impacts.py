@@ -355,6 +355,20 @@ def test_the_identified_piano_model_passes_the_impact_criterion(identified):
     assert identified.passed
 
 
+@pytest.mark.xfail(strict=True, reason="within the key's presses 1 % slower and faster the identified hammer still "
+                   "misses 1 onset the key repeats and adds 1 no press shows (docs/verification.md)")
+def test_the_identified_piano_model_passes_within_the_keys_repeat_presses(piano):
+    """The demo's verdict: item 3 judged within the held-out press repeated 1 % slower and faster."""
+    from hapticam.demos.camera import HELD_OUT_S, REPEAT_SPEEDS, _probe_capture
+    from hapticam.render.verify import verify
+
+    repeats = [_probe_capture("piano-key", "triangle", 1, HELD_OUT_S / speed) for speed in REPEAT_SPEEDS]
+    result = verify(piano[0], piano[1], repeats=repeats)
+    assert result.impacts.deciding() == {"fit_outside_impacts": True, "impulses": True,
+                                         "onsets_within_repeats": True}
+    assert result.passed
+
+
 @pytest.mark.parametrize("name", sorted(WRONG))
 def test_a_wrong_piano_model_fails_a_check_the_identified_one_passes(piano, identified, name: str) -> None:
     from hapticam.render.verify import verify
