@@ -431,7 +431,9 @@ def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray
         model = held_by_tip(model, probe, 1.0 / rate_hz)
         plant = replace(plant, handle_mass_kg=probe.carriage_mass_kg, resolution_m=probe.encoder_resolution_m,
                         noise_m=0.0)
-        reference = servo_reference(probe, t_replay, x_cap, capture.f_N)
+        ok = capture.valid                                       # a dropout's reading is no force the servo felt
+        force = capture.f_N if ok.all() else np.interp(t_replay, t_replay[ok], capture.f_N[ok])
+        reference = servo_reference(probe, t_replay, x_cap, force)
         user = position_user(np.concatenate([[0.0], t_replay]), np.concatenate([[reference[0]], reference]),
                              stiffness_N_per_m=probe.servo_k_Npm, damping_N_s_per_m=probe.servo_b_Nspm,
                              name=f"replay of {capture.name} by its probe")
