@@ -107,13 +107,13 @@ def press_clock(times_s: np.ndarray, t: np.ndarray, x: np.ndarray, t_ref: np.nda
     n_ref = max(1, int(round(SMOOTHING_S / float(np.median(np.diff(t_ref))))))
     xs = uniform_filter1d(np.asarray(x, float), n, mode="nearest")
     xs_ref = uniform_filter1d(np.asarray(x_ref, float), n_ref, mode="nearest")
+    paths = [np.maximum.accumulate(sign * xs_ref[a:b]) for a, b, sign in ref]    # monotone along each stroke
     out = np.empty(len(times_s))
     for k, when in enumerate(np.asarray(times_s, float)):
         i = int(np.clip(np.searchsorted(t, when), 0, t.size - 1))
         stroke = next(j for j, (a, b, _s) in enumerate(own) if a <= i < b or j == len(own) - 1)
         a, b, sign = ref[stroke]
-        path = sign * np.maximum.accumulate(sign * xs_ref[a:b])        # monotone along the stroke
-        out[k] = float(np.interp(sign * xs[i], sign * path, t_ref[a:b]))
+        out[k] = float(np.interp(sign * xs[i], paths[stroke], t_ref[a:b]))
     return out
 
 
