@@ -166,13 +166,9 @@ def _impulse_failure(report: ImpactReport) -> str:
 
 
 def _onset_failure(report: ImpactReport) -> str:
-    parts = []
-    if report.unmatched_captured_s:
-        parts.append(f"{len(report.unmatched_captured_s)} of {len(report.captured_onsets_s)} captured without a "
-                     f"rendered one within {MATCH_S * 1e3:g} ms ({_times(report.unmatched_captured_s)})")
-    if report.unmatched_rendered_s:
-        parts.append(f"{len(report.unmatched_rendered_s)} of {len(report.rendered_onsets_s)} rendered without a "
-                     f"captured one ({_times(report.unmatched_rendered_s)})")
+    parts = _unmatched(report.unmatched_captured_s, len(report.captured_onsets_s),
+                       f"captured without a rendered one within {MATCH_S * 1e3:g} ms", report.unmatched_rendered_s,
+                       len(report.rendered_onsets_s), "rendered without a captured one")
     again = sorted(set(report.recontacts_s) & set(report.unmatched_captured_s + report.unmatched_rendered_s))
     if again:
         parts.append(f"of these, re-contacts (rising from zero force: the probe meeting the key again) {_times(again)}")
@@ -181,14 +177,18 @@ def _onset_failure(report: ImpactReport) -> str:
 
 def _repeated_failure(report: ImpactReport) -> str:
     rep = report.repeated
-    parts = []
-    if rep.unmatched_captured_s:
-        parts.append(f"{len(rep.unmatched_captured_s)} of {len(rep.demanded_s)} onsets the key repeats without a "
-                     f"rendered one within {MATCH_S * 1e3:g} ms ({_times(rep.unmatched_captured_s)})")
-    if rep.unmatched_rendered_s:
-        parts.append(f"{len(rep.unmatched_rendered_s)} of {len(report.rendered_onsets_s)} rendered where neither the "
-                     f"capture nor its {rep.repeats} repeats have one ({_times(rep.unmatched_rendered_s)})")
+    parts = _unmatched(rep.unmatched_captured_s, len(rep.demanded_s),
+                       f"onsets the key repeats without a rendered one within {MATCH_S * 1e3:g} ms",
+                       rep.unmatched_rendered_s, len(report.rendered_onsets_s),
+                       f"rendered where neither the capture nor its {rep.repeats} repeats have one")
     return "impact onsets within the key's repeat presses: " + "; ".join(parts)
+
+
+def _unmatched(captured: list[float], of_captured: int, captured_what: str, rendered: list[float], of_rendered: int,
+               rendered_what: str) -> list[str]:
+    """'N of M what (times)' for the unmatched onsets of each side that has any."""
+    return [f"{len(ts)} of {of} {what} ({_times(ts)})"
+            for ts, of, what in ((captured, of_captured, captured_what), (rendered, of_rendered, rendered_what)) if ts]
 
 
 def _times(ts: list[float]) -> str:
