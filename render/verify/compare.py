@@ -199,8 +199,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     ``model_switch_points``: the model's actuation and release points (``actuation_m``, ``release_m``, m, as
     its provenance ``metrics`` carry them), compared with the capture's as features
     (:func:`~hapticam.render.verify.features.switch_point_verdicts`). ``repeats``: other presses of the same
-    key along the same strokes; a press with impacts then has its onsets judged within the key's own
-    repeatability (:mod:`hapticam.render.verify.repeats`)."""
+    key, within which a press's impact onsets are judged (:mod:`hapticam.render.verify.repeats`)."""
     th = thresholds or Thresholds()
     LoopConfig(rate_hz=rate_hz).checked()      # the loop's own range, before any speed-up is reasoned on
     axis = axis_of(capture.metadata)
@@ -237,11 +236,7 @@ def verify(model: Model, capture: Capture, *, model_name: str = "<model>", rate_
     inertia = unmodelled_inertia(prepared.a, capture.f_N, f_ren, valid)
     inertia_note = _inertia_note(inertia, axis)
     impact_share = impact_residual(capture.f_N, f_ren, valid, flagged)
-    impact_report = assess_impacts(t_cap, capture.f_N, f_ren, valid, result, t_replay, th, axis == "rotary")
-    if repeats and impact_report.has_impacts:
-        impact_report.repeated = judge_repeated_onsets(np.asarray(impact_report.captured_onsets_s),
-                                                       np.asarray(impact_report.rendered_onsets_s),
-                                                       repeat_onsets(capture, repeats, th))
+    impact_report = _impacts(capture, t_cap, f_ren, valid, result, t_replay, th, axis, repeats)
     if impact_report.has_impacts:
         failures += impact_report.failures()
     elif overall["fit_percent"] < th.fit_percent:
@@ -441,6 +436,18 @@ def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray
     result = run_simulated(model, plant, user, rate_hz=rate_hz, duration_s=duration_s, safety=safety,
                            config=LoopConfig(rate_hz=rate_hz, realtime=False, display="off"), seed=seed)
     return result, t_replay, plant, lead_s, section
+
+
+def _impacts(capture: Capture, t_cap: np.ndarray, f_ren: np.ndarray, valid: np.ndarray, result: RenderResult,
+             t_replay: np.ndarray, th: Thresholds, axis: str, repeats: Sequence[Capture]) -> ImpactReport:
+    """The impacts of either side and their verdict (:func:`assess_impacts`), with item 3 judged within the
+    key's ``repeats`` too when given (:mod:`hapticam.render.verify.repeats`)."""
+    report = assess_impacts(t_cap, capture.f_N, f_ren, valid, result, t_replay, th, axis == "rotary")
+    if repeats and report.has_impacts:
+        report.repeated = judge_repeated_onsets(np.asarray(report.captured_onsets_s),
+                                                np.asarray(report.rendered_onsets_s),
+                                                repeat_onsets(capture, repeats, th))
+    return report
 
 
 def _held_key_mass(model: Model) -> float | None:
