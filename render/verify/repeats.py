@@ -12,14 +12,14 @@ put on the first press's clock by the probe's position (:func:`press_clock`):
   its lever 1 % longer: two, and the window of the key meeting the tip again at the release misses its
   impulse by 1.2 mN s.
 
-A press repeated by a hand differs by more than that, and the identified model's parameters carry standard
-errors of the same order (the demo's hammer mass 1.4 %, lever ratio 1.0 %, key mass 0.4 %): the strict item
-asks of a model what the key does not repeat. Within its presses 1 % slower and faster, each of the eight
-passes. A validation metric judges a model's disagreement with an experiment against the experiment's own
-variability (Oberkampf & Barone, "Measures of agreement between computation and experiment: validation
-metrics", Journal of Computational Physics 217, 2006). With repeat presses of the same key given
-(``verify(..., repeats=...)``, ``hapticam verify --repeat``), item 3 is judged so
-(:func:`judge_repeated_onsets`), and the strict item stays in the report beside it:
+The key does not repeat its late bounces under a 1 % change of its press's speed or of one of its parameters,
+and 1 % is the order of the identified model's standard errors (the demo's hammer mass 1.4 %, lever ratio
+1.0 %, key mass 0.4 %): the strict item asks of a model what the key does not repeat. Within its presses 1 %
+slower and faster, each of the eight passes. A validation metric judges a model's disagreement with an
+experiment against the experiment's own variability (Oberkampf & Barone, "Measures of agreement between
+computation and experiment: validation metrics", Journal of Computational Physics 217, 2006). With repeat
+presses of the same key given (``verify(..., repeats=...)``, ``hapticam verify --repeat``), item 3 is judged
+so (:func:`judge_repeated_onsets`), and the strict item stays in the report beside it:
 
 - a captured onset is demanded when every repeat shows one within ``MATCH_S`` of it;
 - each demanded onset must be matched by a rendered one within ``MATCH_S``, one to one;
