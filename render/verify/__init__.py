@@ -9,6 +9,9 @@ recording, sessions) imports nothing from here.
 - :mod:`~hapticam.render.verify.features`: F-x curves and the key features a person feels, with verdicts
   against discrimination thresholds
 - :mod:`~hapticam.render.verify.impacts`: impacts in a press and the criterion for presses with impacts
+- :mod:`~hapticam.render.verify.impact_report`: what verify reports of the impacts, and their verdict
+- :mod:`~hapticam.render.verify.repeats`: impact onsets judged within repeat presses of the key
+- :mod:`~hapticam.render.verify.probe_tip`: a key held as the capture's probe held it (its tip, its servo)
 - :mod:`~hapticam.render.verify.report`: JSON and PNG reports
 - :mod:`~hapticam.commands.verify`: ``hapticam verify``
 """
