@@ -71,12 +71,17 @@ class RepeatedOnsets:
                 "unmatched_rendered_s": self.unmatched_rendered_s, "passed": self.passed, "tolerance_s": MATCH_S}
 
 
+def smoothed(t: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The probe's position ``x`` (m, at times ``t``, s) averaged over ``SMOOTHING_S``."""
+    n = max(1, int(round(SMOOTHING_S / float(np.median(np.diff(t))))))
+    return uniform_filter1d(np.asarray(x, float), n, mode="nearest")
+
+
 def strokes(t: np.ndarray, x: np.ndarray) -> list[tuple[int, int, int]]:
     """The monotone strokes of a probe's position ``x`` (m) at times ``t`` (s): (start, stop, sign) index
     ranges of the smoothed position between its turns (a reversal of at least ``TURN_SHARE`` of the range);
     sign +1 where the position rises."""
-    n = max(1, int(round(SMOOTHING_S / float(np.median(np.diff(t))))))
-    xs = uniform_filter1d(np.asarray(x, float), n, mode="nearest")
+    xs = smoothed(t, x)
     least = TURN_SHARE * max(float(np.ptp(xs)), 1e-12)
     turns, start, sign = [], 0, 0
     low = high = 0
@@ -103,10 +108,7 @@ def press_clock(times_s: np.ndarray, t: np.ndarray, x: np.ndarray, t_ref: np.nda
     clock (``x_ref`` at ``t_ref``): the time the reference reached the same smoothed position on the same
     stroke. Raises UsageError when the two presses do not have the same strokes."""
     own, ref = same_strokes(t, x, t_ref, x_ref)
-    n = max(1, int(round(SMOOTHING_S / float(np.median(np.diff(t))))))
-    n_ref = max(1, int(round(SMOOTHING_S / float(np.median(np.diff(t_ref))))))
-    xs = uniform_filter1d(np.asarray(x, float), n, mode="nearest")
-    xs_ref = uniform_filter1d(np.asarray(x_ref, float), n_ref, mode="nearest")
+    xs, xs_ref = smoothed(t, x), smoothed(t_ref, x_ref)
     paths = [np.maximum.accumulate(sign * xs_ref[a:b]) for a, b, sign in ref]    # monotone along each stroke
     out = np.empty(len(times_s))
     for k, when in enumerate(np.asarray(times_s, float)):
