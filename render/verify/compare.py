@@ -77,7 +77,8 @@ from hapticam.render.verify.device_replay import (PROBE_STIFFNESS_N_PER_M, check
                                                   replay_on_device)
 from hapticam.world.users import position_user
 from hapticam.render.verify.repeats import check_repeats, judge_repeated_onsets, repeat_onsets
-from hapticam.render.verify.probe_tip import HELD_NOTE, capture_probe, held_by_tip, held_rate_hz, servo_reference
+from hapticam.render.verify.probe_tip import (HELD_NOTE, capture_probe, held_by_tip, held_key, held_rate_hz,
+                                              servo_reference)
 from hapticam.render.verify.impacts import (IMPACT_WINDOW_S, ImpactReport, assess_impacts, feature_spans,
                                             impact_residual, impact_windows)
 
@@ -418,9 +419,9 @@ def _replay(model: Model, capture: Capture, t_cap: np.ndarray, x_cap: np.ndarray
     user = probe_user(t_replay, x_cap, plant.handle_mass_kg, f"replay of {capture.name}")
     section = ideal_section()
     probe = capture_probe(capture.metadata)
-    key_mass = _held_key_mass(model) if probe is not None else None
-    if key_mass is not None:        # the key held as the capture's probe held it (probe_tip)
-        rate_hz = held_rate_hz(probe, key_mass, rate_hz)
+    key = held_key(model) if probe is not None else None
+    if key is not None:             # the key held as the capture's probe held it (probe_tip)
+        rate_hz = held_rate_hz(probe, key.key_mass_kg, rate_hz)
         duration_s = float(t_replay[-1]) + 2.0 / rate_hz
         _check_replay(capture, duration_s, rate_hz, 1.0)
         model = held_by_tip(model, probe, 1.0 / rate_hz)
@@ -448,14 +449,6 @@ def _impacts(capture: Capture, t_cap: np.ndarray, f_ren: np.ndarray, valid: np.n
                                                 np.asarray(report.rendered_onsets_s),
                                                 repeat_onsets(capture, repeats, th))
     return report
-
-
-def _held_key_mass(model: Model) -> float | None:
-    """The mass (kg) of the key a held replay would hold: the model's one hybrid key's, else None."""
-    from hapticam.models.hybrid_key.model import HybridKey
-
-    keys = [m for m in model.components() if isinstance(m, HybridKey)]
-    return keys[0].key_mass_kg if len(keys) == 1 else None
 
 
 def _features(x_cap, x_ren, f_cap, f_ren, direction, valid, th, turning):

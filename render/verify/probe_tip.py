@@ -137,6 +137,14 @@ def capture_probe(metadata: dict[str, Any]) -> CaptureProbe | None:
     return CaptureProbe(k, alpha, mass, kp, kd, resolution)
 
 
+def held_key(model: Model) -> Any:
+    """The one hybrid key among ``model``'s components, which a held replay holds; None without exactly one."""
+    from hapticam.models.hybrid_key.model import HybridKey
+
+    keys = [m for m in model.components() if isinstance(m, HybridKey)]
+    return keys[0] if len(keys) == 1 else None
+
+
 def held_by_tip(model: Model, probe: CaptureProbe, tick_s: float) -> Model | None:
     """``model`` with its hybrid key held by the probe's tip (module notes), without transients; None when
     it has no hybrid key (nothing to hold: the replay renders it at the handle). The key's Coulomb friction,
@@ -147,27 +155,27 @@ def held_by_tip(model: Model, probe: CaptureProbe, tick_s: float) -> Model | Non
     from hapticam.models.hybrid_key.model import HybridKey
 
     parts = model.components() if isinstance(model, Composite) else [model]
-    keys = [m for m in parts if isinstance(m, HybridKey)]
-    if len(keys) != 1:
+    key = held_key(model)
+    if key is None:
         return None
-    friction, v_eps, bump_k, bump_x = keys[0].held_key_forces
+    friction, v_eps, bump_k, bump_x = key.held_key_forces
     rest = []
     for m in parts:
-        data = m.to_dict() if m is not keys[0] else {}
+        data = m.to_dict() if m is not key else {}
         if m.kind == "friction" and data.get("law") == "coulomb-viscous" and friction == 0.0 \
                 and not data.get("b_v_Nspm") and data.get("v_eps_mps", 0.0) > 0.0:
             friction = float(data["Fc_N"])                                     # the key's own friction
-            v_eps = min(float(data["v_eps_mps"]), friction * tick_s / keys[0].key_mass_kg)
+            v_eps = min(float(data["v_eps_mps"]), friction * tick_s / key.key_mass_kg)
         elif m.kind == "contact" and data.get("law") == "linear" and data.get("side") == 1 and bump_k == 0.0 \
                 and not data.get("b_Nspm") and data.get("n", 1.0) == 1.0:
             bump_k, bump_x = float(data["k_Npm"]), float(data["x_c_m"])       # a spring on the key (let-off button)
-        elif m is not keys[0]:
+        elif m is not key:
             rest.append(m)
-    data = keys[0].to_dict()
+    data = key.to_dict()
     data.update(coupling_k_Npm=probe.tip_k_Npm, coupling_b_Nspm=0.0, coupling_pad_alpha_spm=probe.tip_alpha_spm)
-    key = HybridKey.from_dict(data)
-    key.held_key_forces = (friction, v_eps, bump_k, bump_x)
-    return Composite([key] + rest) if rest else key
+    held = HybridKey.from_dict(data)
+    held.held_key_forces = (friction, v_eps, bump_k, bump_x)
+    return Composite([held] + rest) if rest else held
 
 
 #: what the ``device`` section adds for a held replay
