@@ -5,9 +5,9 @@ and attack its telemetry and control sockets (``ipc://`` in a folder only this u
 secret required: :mod:`hapticam.render.endpoints`) beside the well-behaved clients:
 
 - a telemetry subscriber that subscribes to every batch and never reads, and floods subscriptions:
-  ``FLOOD_BURST`` topics of ``FLOOD_TOPIC_BYTES`` bytes every ``FLOOD_PERIOD_S`` (10,000 a second), and
-  every ``OVERSIZED_PERIOD_S`` one longer than the publisher takes
-  (:data:`~hapticam.render.telemetry.MAX_SUBSCRIBER_MESSAGE_BYTES`), which drops it; its socket is opened
+  ``FLOOD_BURST`` topics every ``FLOOD_PERIOD_S`` (10,000 a second), each of the longest the publisher takes
+  (one byte short of :data:`~hapticam.render.telemetry.MAX_SUBSCRIBER_MESSAGE_BYTES`, with the subscribe
+  byte), and every ``OVERSIZED_PERIOD_S`` one longer, which drops it; its socket is opened
   afresh every ``FLOOD_SOCKET_S`` (ZeroMQ keeps a subscriber's topics on its own side too);
 - a control client with the secret that sends ``GARBAGE_RATE_HZ`` malformed requests a second (bytes
   that are not msgpack, a list, an unknown command, a request larger than
@@ -39,7 +39,6 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 FLOOD_BURST = 200
-FLOOD_TOPIC_BYTES = 1000
 FLOOD_PERIOD_S = 0.02
 FLOOD_SOCKET_S = 2.0
 GARBAGE_RATE_HZ = 1000.0
@@ -123,7 +122,8 @@ def _flood_subscriptions(ctx: zmq.Context, config: dict[str, Any], secret: bytes
                          counts: dict[str, int]) -> None:
     """The subscriber that never reads and floods subscriptions (module notes)."""
     address = config["telemetry"]
-    prefix = os.urandom(FLOOD_TOPIC_BYTES - 8)           # distinct topics, a small trie on this side
+    topic_bytes = config["max_subscriber_message_bytes"] - 1       # the longest taken, with the subscribe byte
+    prefix = os.urandom(topic_bytes - 8)                 # distinct topics, a small trie on this side
     oversized = b"\x01" + os.urandom(2 * config["max_subscriber_message_bytes"])
     n, start, last_oversized = 0, time.monotonic(), -math.inf
     while not stop.is_set():

@@ -34,9 +34,11 @@ from hapticam.render.stats import SafetyEvent, read_events
 SCHEMA_VERSION = 1
 BATCH_PERIOD_S = 0.01
 DEFAULT_HWM = 1000              # batches queued for slow subscribers (~10 s) before dropping
-#: the largest message a subscriber may send (bytes; ZMQ_MAXMSGSIZE, also bounds its handshake): a larger
-#: one drops the subscriber. Subscriptions are 1 byte (subscribe/unsubscribe) and the topic.
-MAX_SUBSCRIBER_MESSAGE_BYTES = 1024
+#: the largest message a subscriber may send (bytes; ZMQ_MAXMSGSIZE, which also bounds its handshake): a
+#: larger one drops the subscriber. Subscriptions are 1 byte (subscribe/unsubscribe) and the topic; batches
+#: have none, so this only has to pass the handshakes: PLAIN's HELLO with the longest secret is 271 bytes,
+#: a SUB's CURVE INITIATE 276 (measured: neither connects at 270 and 274).
+MAX_SUBSCRIBER_MESSAGE_BYTES = 320
 #: the most messages of one subscriber queued for the publisher (ZMQ_RCVHWM): ZeroMQ then takes a burst in
 #: smaller pieces, so that the publisher counts it sooner (it does not bound what a burst makes it hold)
 SUBSCRIBER_QUEUE = 4
@@ -117,8 +119,10 @@ class TelemetryPublisher:
     again (counted in ``resets``), which frees the trie and drops every subscriber (they reconnect by
     themselves and miss the batches of the meantime). A message larger than ``MAX_SUBSCRIBER_MESSAGE_BYTES``
     drops its sender. What ZeroMQ takes in between two batches, before it can be counted, is still held until
-    the reset: 10,000 subscriptions of 1000 bytes sent in bursts held 14 to 46 MB at most (470 MB without
-    the resets; ``tests/test_hostile_peers.py``).
+    the reset, and it grows with the size of the topics: 10,000 subscriptions of 1000 bytes in bursts held
+    63 to 110 MB (the limit was 1024 bytes then); of 319 bytes, the largest now taken, 0.2 to 2.2 MB, and
+    up to 5.7 MB from a subscriber reconnecting for each burst or on a loaded machine (147 MB without the
+    resets; ``tests/test_hostile_peers.py``).
     ``warning``: what to tell the user about who can connect (:func:`~hapticam.render.endpoints.prepare_bind`)."""
 
     def __init__(self, address: str, rate_hz: float, hwm: int = DEFAULT_HWM,

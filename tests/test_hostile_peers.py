@@ -26,7 +26,7 @@ from hapticam.models.files import load_model_only
 from hapticam.render.layout import RING_COLS
 from hapticam.render.loop import LoopConfig
 from hapticam.render.session import RenderSession
-from hapticam.render.telemetry import monitor, request, tick_batch
+from hapticam.render.telemetry import MAX_SUBSCRIBER_MESSAGE_BYTES, monitor, request, tick_batch
 from test_endpoint_defaults import temp_root  # noqa: F401  (a fixture: the temporary folder, like /tmp)
 from test_telemetry import free_address
 
@@ -150,25 +150,28 @@ print(json.dumps({"grown_MB": grown, "refused": getattr(publisher, "refused_subs
 """
 
 
-@pytest.mark.parametrize("count,topic_bytes,most_MB", [(10_000, 1000, 100.0), (2000, 1024, 10.0)])
-def test_a_subscription_flood_leaves_the_publisher_small_and_publishing(count, topic_bytes, most_MB):
-    """Subscriptions of about 1 KB in bursts of 200 every 20 ms. ZeroMQ alone keeps them all, at about 50
-    times their size, until the subscriber disconnects (measured: 10,000 of 1000 bytes, 470 MB; 2000 of 1024
-    bytes, 96 MB); reopening bounds the first to a few bursts (14 to 46 MB measured), and 1024 bytes is beyond
-    the largest message taken, so the second drops the subscriber at its first."""
+@pytest.mark.parametrize("count,topic_bytes,reconnecting,most_MB", [
+    (10_000, MAX_SUBSCRIBER_MESSAGE_BYTES - 1, False, 20.0), (10_000, MAX_SUBSCRIBER_MESSAGE_BYTES - 1, True, 20.0),
+    (2000, MAX_SUBSCRIBER_MESSAGE_BYTES, False, 10.0)])
+def test_a_subscription_flood_leaves_the_publisher_small_and_publishing(count, topic_bytes, reconnecting, most_MB):
+    """Subscriptions of the longest topic taken (and one byte longer) in bursts of 200 every 20 ms, from one
+    connection or a new one for each burst. ZeroMQ alone keeps them all, at about 46 times their size, until
+    the subscriber disconnects (measured: 10,000 of 319 bytes, 147 MB); reopening bounds the first two to a
+    few MB (0.2 to 5.7 MB measured, loaded machine included), and a longer topic drops the subscriber at its
+    first."""
     address = free_address()
     publisher = subprocess.Popen([sys.executable, "-c", PUBLISHER, address], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)
     ctx = zmq.Context.instance()
-    watcher, flood = ctx.socket(zmq.SUB), ctx.socket(zmq.XSUB)
+    watcher, flood = ctx.socket(zmq.SUB), None
     try:
         assert publisher.stdout.readline().strip() == "ready"
         watcher.setsockopt(zmq.SUBSCRIBE, b"")
-        for sock in (watcher, flood):
-            sock.setsockopt(zmq.LINGER, 0)
-            sock.connect(address)
-        flood.setsockopt(zmq.SNDHWM, 0)
-        for _ in range(count // 200):
+        watcher.setsockopt(zmq.LINGER, 0)
+        watcher.connect(address)
+        for burst in range(count // 200):
+            if flood is None or reconnecting:
+                flood = _flooder(ctx, address, flood)
             for _ in range(200):
                 flood.send(b"\x01" + os.urandom(topic_bytes))    # a subscription to a topic of random bytes
             time.sleep(0.02)
@@ -180,14 +183,59 @@ def test_a_subscription_flood_leaves_the_publisher_small_and_publishing(count, t
         out, _ = publisher.communicate("done\n", timeout=30)
     finally:
         watcher.close()
-        flood.close()
+        if flood is not None:
+            flood.close()
         if publisher.poll() is None:
             publisher.kill()
             publisher.wait()
     report = json.loads(out)
     assert report["grown_MB"] < most_MB, report
-    if topic_bytes == 1000:                      # taken in and refused (a larger message drops the peer at once)
+    if 1 + topic_bytes <= MAX_SUBSCRIBER_MESSAGE_BYTES:           # taken in and refused (a longer one drops the peer)
         assert report["refused"] > 0 and report["resets"] > 0, report
+
+
+def _flooder(ctx: zmq.Context, address: str, old: zmq.Socket | None) -> zmq.Socket:
+    """A new subscription-flooding socket connected to ``address`` (the old one closed)."""
+    if old is not None:
+        old.close()
+    flood = ctx.socket(zmq.XSUB)
+    flood.setsockopt(zmq.LINGER, 0)
+    flood.setsockopt(zmq.SNDHWM, 0)
+    flood.connect(address)
+    return flood
+
+
+@pytest.mark.parametrize("mechanism", ["none", "secret", "curve"])
+def test_the_subscriber_message_limit_passes_every_handshake(tmp_path, mechanism):
+    """MAX_SUBSCRIBER_MESSAGE_BYTES also bounds the handshake: a subscriber with the longest shared secret
+    (PLAIN) or with CURVE keys still gets its batches (measured: PLAIN needs 271 bytes, CURVE 276)."""
+    from hapticam.render.endpoints import MAX_SECRET_BYTES, Auth, ServerSecurity, make_curve_keys, secure_client
+    from hapticam.render.telemetry import TelemetryPublisher
+
+    tmp_path.chmod(0o700)
+    auth = {"none": None, "secret": Auth(secret=b"s" * MAX_SECRET_BYTES),
+            "curve": Auth(curve_dir=make_curve_keys(tmp_path / "keys"))}[mechanism]
+    ctx = zmq.Context()
+    security = None if auth is None else ServerSecurity(auth, ctx)
+    address = free_address()
+    publisher = TelemetryPublisher(address, 1000.0, context=ctx, security=security)
+    subscriber = ctx.socket(zmq.SUB)
+    try:
+        secure_client(subscriber, auth)
+        subscriber.setsockopt(zmq.SUBSCRIBE, b"")
+        subscriber.connect(address)
+        deadline, got = time.monotonic() + 10.0, False
+        while not got and time.monotonic() < deadline:
+            publisher(0, np.zeros((10, RING_COLS)), [])
+            got = bool(subscriber.poll(10))
+        assert got
+        assert msgpack.unpackb(subscriber.recv())["type"] == "ticks"
+    finally:
+        subscriber.close(0)
+        publisher.close()
+        if security is not None:
+            security.close()
+        ctx.term()
 
 
 def _batch(seq: int, events: list | None = None) -> dict:
