@@ -57,6 +57,18 @@ def test_a_knock_is_found_at_its_onset_and_its_impulse_is_the_closed_form() -> N
     assert window_impulse(t, f, t0 - LEAD_S, t0, t0 + 0.05) == pytest.approx(impulse_of(6.0, 2e-3), rel=1e-3)
 
 
+@pytest.mark.parametrize("t0, found", [(0.0, 0), (0.5e-3, 1), (0.4, 1)])
+def test_a_knock_rising_from_the_records_first_sample_has_no_onset_in_it(t0: float, found: int) -> None:
+    """A record that starts mid-rise does not show where the rise began: no onset at its first sample; the
+    same knock starting 0.5 ms in (ten flat samples before it) or later has its onset."""
+    t = clock(20_000.0)
+    f = LEVEL_N + half_sine(t, t0, 6.0, 2e-3)
+    onsets = impact_onsets(t, f, TH)
+    assert onsets.size == found
+    if found:
+        assert abs(onsets[0] - t0) <= 1.0 / 20_000.0
+
+
 def test_a_vibration_about_the_level_rises_sharply_but_is_not_an_impact() -> None:
     """One period of a 3 N sine over 2 ms (a click jacket's ringing) rises as sharply as the half-sine of
     the same amplitude, but carries no net impulse: the half-sine is an impact, the full period is not."""

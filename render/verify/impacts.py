@@ -121,7 +121,8 @@ def window_impulse(t: np.ndarray, f: np.ndarray, start_s: float, onset_s: float,
 def sharp_rises(t: np.ndarray, f: np.ndarray, th: Thresholds) -> tuple[list[int], np.ndarray, np.ndarray]:
     """Onset indices of the sharp rises in ``f`` (N at times ``t``, s; module notes), its residual over the
     baseline (N) and the force JND at the baseline (N) per sample. A rise's onset is the last sample within
-    ``RISE_S`` before it where the residual lay within one JND of its lowest there: where the rise began."""
+    ``RISE_S`` before it where the residual lay within one JND of its lowest there: where the rise began. A
+    rise from the record's first sample on has no onset in the record (a capture that starts mid-press)."""
     dt = float(np.median(np.diff(t)))
     steps = int(np.floor(RISE_S / dt + 1e-9))
     base = local_baseline(f, dt)
@@ -138,6 +139,8 @@ def sharp_rises(t: np.ndarray, f: np.ndarray, th: Thresholds) -> tuple[list[int]
         j = max(int(i) - steps, 0)
         before = residual[j:i + 1]
         onset = j + int(np.flatnonzero(before <= before.min() + jnd[i])[-1])
+        if onset == 0:                  # rising from the first sample on: where it began lies before the record
+            continue
         if not onsets or t[onset] - t[onsets[-1]] >= MATCH_S:
             onsets.append(onset)
     return onsets, residual, jnd
