@@ -237,7 +237,7 @@ class HybridKey(KeyStepping, Model):
     kind_code = KIND_HYBRID_KEY
     #: a key held by a pad (``coupling_pad_alpha_spm``): the forces beside it that act on the key itself, its
     #: Coulomb friction (N) over v_eps (m/s) and a one-sided spring (N/m) from a position (m); set by
-    #: :func:`hapticam.render.verify.probe_tip.held_by_tip`, not written to model files
+    #: :meth:`on_pad`, not written to model files
     held_key_forces: tuple = (0.0, 1.0, 0.0, ABSENT_M)
     #: the hammer's landings and string strikes (located events) and the key on its keybed (flag bit 5)
     impact_events = ("landing", "string", "keybed")
@@ -397,6 +397,17 @@ class HybridKey(KeyStepping, Model):
         keybed_b_Nspm, coupling_k_Npm, coupling_b_Nspm, hammer_rail, jack_pickup_m, touch_m."""
         check_keys("hybrid-key", data, _REQUIRED, _OPTIONAL)
         return cls(**data)
+
+    def on_pad(self, pad_k_Npm: float, pad_alpha_spm: float,
+               held_key_forces: tuple = (0.0, 1.0, 0.0, ABSENT_M)) -> "HybridKey":
+        """This key held by a one-sided pad ``pad_k_Npm delta (1 + pad_alpha_spm delta')`` (N/m, s/m) instead
+        of its coupling: the probe's tip a key rests on (``coupling_pad_alpha_spm``), with the forces beside
+        the key that act on it (:attr:`held_key_forces`: friction N, its width m/s, a spring N/m from m)."""
+        data = self.to_dict()
+        data.update(coupling_k_Npm=pad_k_Npm, coupling_b_Nspm=0.0, coupling_pad_alpha_spm=pad_alpha_spm)
+        held = HybridKey.from_dict(data)
+        held.held_key_forces = tuple(float(v) for v in held_key_forces)
+        return held
 
     def passivity(self) -> PassivityReport:
         """Passive as a mechanical system: ``__init__`` holds masses, springs and dampings >= 0 and restitutions

@@ -152,7 +152,6 @@ def held_by_tip(model: Model, probe: CaptureProbe, tick_s: float) -> Model | Non
     mass, and 1 mm/s), acts on the key over the width its own mass needs at the replay's tick ``tick_s`` (s):
     ``F_c tick_s / m_k``; a simulated key has no velocity noise to smooth."""
     from hapticam.models.composite import Composite
-    from hapticam.models.hybrid_key.model import HybridKey
 
     parts = model.components() if isinstance(model, Composite) else [model]
     key = held_key(model)
@@ -171,10 +170,7 @@ def held_by_tip(model: Model, probe: CaptureProbe, tick_s: float) -> Model | Non
             bump_k, bump_x = float(data["k_Npm"]), float(data["x_c_m"])       # a spring on the key (let-off button)
         elif m is not key:
             rest.append(m)
-    data = key.to_dict()
-    data.update(coupling_k_Npm=probe.tip_k_Npm, coupling_b_Nspm=0.0, coupling_pad_alpha_spm=probe.tip_alpha_spm)
-    held = HybridKey.from_dict(data)
-    held.held_key_forces = (friction, v_eps, bump_k, bump_x)
+    held = key.on_pad(probe.tip_k_Npm, probe.tip_alpha_spm, (friction, v_eps, bump_k, bump_x))
     return Composite([held] + rest) if rest else held
 
 
