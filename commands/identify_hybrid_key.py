@@ -29,7 +29,8 @@ def register_hybrid_key(isub: argparse._SubParsersAction) -> None:
         description="Fit the hybrid-key model (key, jack, let-off, backcheck, string, keybed) to probe captures of "
                     "a piano-like key, position and force only: a slow press and release past let-off onto the "
                     "keybed (required), strokes at graded speeds, an oscillation below let-off, a long periodic "
-                    "excitation. Writes the model with standard errors (uncertainty) and what was fixed; Coulomb friction "
+                    "excitation, a tap (the key held past let-off and rocked by micrometres on the probe's resting "
+                    "tip: the felt's stiffness). Writes the model with standard errors (uncertainty) and what was fixed; Coulomb friction "
                     "and a let-off bump the slow stroke shows are written beside the key (a composite with "
                     "friction and contact components); the force pulses the captures show at the hammer's "
                     "impacts beyond the model's own force are written as event-based transients.")
@@ -65,14 +66,14 @@ def _kind(capture: Any) -> str | None:
 
 
 def _resting_tip(metadata: list[dict]) -> tuple[float, float] | None:
-    """The tip (stiffness N/m, damping 0) every capture names as a one-sided pad the key rests on (its
-    ``probe`` metadata), or None."""
+    """The tip (stiffness N/m, Hunt-Crossley alpha s/m) every capture names as a one-sided pad the key rests
+    on (its ``probe`` metadata), or None."""
     from hapticam.render.verify.probe_tip import capture_probe
 
     probes = [capture_probe(m) for m in metadata]
-    if not probes or any(p is None for p in probes) or len({p.tip_k_Npm for p in probes}) != 1:
+    if not probes or any(p is None for p in probes) or len({(p.tip_k_Npm, p.tip_alpha_spm) for p in probes}) != 1:
         return None
-    return (probes[0].tip_k_Npm, 0.0)
+    return (probes[0].tip_k_Npm, probes[0].tip_alpha_spm)
 
 
 def _cmd_hybrid_key(args: argparse.Namespace) -> int:
@@ -103,7 +104,8 @@ def _cmd_hybrid_key(args: argparse.Namespace) -> int:
         metadata.append(cap.metadata)
     tip = None if args.probe_stiffness is None else (args.probe_stiffness, args.probe_damping)
     resting = _resting_tip(metadata)       # the captures' own one-sided tip: the key's mass is read through it
-    fit = identify_hybrid_key(captures, probe_tip=tip or resting, key_on_tip=resting is not None)
+    fit = identify_hybrid_key(captures, probe_tip=tip or (None if resting is None else (resting[0], 0.0)),
+                              key_on_tip=resting is not None, tip_alpha_spm=None if resting is None else resting[1])
     kc, bc = fit.coupling(args.device_damping, args.render_rate)
     from hapticam.identify.transients import identify_transients
 

@@ -43,7 +43,7 @@ import numpy as np
 from scipy.ndimage import median_filter
 from scipy.optimize import least_squares
 
-from hapticam.identify.hybrid_key.fit import correlation_inflation
+from hapticam.identify.hybrid_key.errors import correlation_inflation
 from hapticam.identify.hybrid_key.params import prepare
 from hapticam.models.base import Model
 from hapticam.models.composite import Composite

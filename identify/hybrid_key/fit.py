@@ -26,8 +26,11 @@ the model (:func:`~hapticam.identify.hybrid_key.params.describe_roles`):
    hammer falls the check drop; :mod:`hapticam.identify.hybrid_key.bounce`); without such a sequence,
    an oscillation below let-off with the hammer bouncing on the jack, its first bounces' landing times;
    ``k`` itself sets the sub-millisecond contact duration, which the probe's force
-   through its tip does not resolve, so it is fixed at ``PRIORS`` and reported as fixed; ``n`` is fixed
-   at 1.5 (seed 000 eq. 26) and gravity is known.
+   through its tip does not resolve; ``n`` is fixed at 1.5 (seed 000 eq. 26) and gravity is known;
+5. a tap, the key held past let-off and rocked by micrometres on the probe's resting tip, gives ``k``: the
+   hammer resting on its felt is a spring the felt's k sets, and the key simulated on the tip along the
+   probe's position reproduces the held force best at one k (:mod:`hapticam.identify.hybrid_key.tap`).
+   Without a tap (or without the tip's stiffness and alpha), k is fixed at ``PRIORS`` and reported so.
 
 What the captures show beside the hybrid key (an independent action's Coulomb friction and let-off bump,
 :mod:`hapticam.identify.hybrid_key.static`) is taken out of every capture's force before the steps above
@@ -52,9 +55,11 @@ from hapticam.errors import IdentificationError
 from hapticam.identify.metrics import fit_percent
 from hapticam.identify.hybrid_key.bounce import backcheck_alpha
 from hapticam.identify.hybrid_key.events import bounce_alpha, string_fit
+from hapticam.identify.hybrid_key.errors import correlation_inflation, jacobian_errors
 from hapticam.identify.hybrid_key.params import (ACCELERATION_CUTOFF_HZ, FIXED_DEFAULTS, Prepared, classify,
                                                  describe_roles, extra_force, prepare, to_model)
 from hapticam.identify.hybrid_key.static import smooth, static_estimates
+from hapticam.identify.hybrid_key.tap import contact_stiffness
 from hapticam.models.base import Model
 from hapticam.models.hybrid_key.model import EV_LANDING, EV_LETOFF, FLAG_CONTACT, FLAG_ESCAPED, FLAG_FLIGHT, HybridKey
 
@@ -121,37 +126,6 @@ class KeyFit:
             elif name in self.model.to_dict():
                 out[name] = float(se)
         return out
-
-
-def jacobian_errors(residual: Callable[[np.ndarray], np.ndarray], z: np.ndarray, rel_step: float = 1e-3
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """The residual at ``z`` and the standard errors of ``z`` from its forward-difference Jacobian:
-    sqrt(diag(s^2 (J^T J)^+)), s^2 = RSS / (N - p)."""
-    r0 = residual(z)
-    J = np.empty((r0.size, z.size))
-    for i in range(z.size):
-        h = rel_step * max(abs(z[i]), 1e-12)
-        zi = z.copy()
-        zi[i] += h
-        J[:, i] = (residual(zi) - r0) / h
-    s2 = float(r0 @ r0) / max(r0.size - z.size, 1)
-    cov = s2 * np.linalg.pinv(J.T @ J)
-    return r0, np.sqrt(np.clip(np.diag(cov), 0.0, None))
-
-
-def correlation_inflation(r: np.ndarray, max_lag: int = 200) -> float:
-    """Variance inflation of a mean over correlated residuals, 1 + 2 sum_k rho_k (lags until rho first
-    drops below 0, at most ``max_lag``): the least-squares standard errors assume white residuals, a
-    model's misfit is not (N / inflation is the effective number of samples)."""
-    r = r - r.mean()
-    den = float(r @ r)
-    total = 1.0
-    for k in range(1, min(max_lag, r.size // 4)):
-        rho = float(r[:-k] @ r[k:]) / den if den > 0 else 0.0
-        if rho <= 0.0:
-            break
-        total += 2.0 * rho
-    return total
 
 
 def _static_errors(slow: Prepared, values: dict[str, float]) -> dict[str, float]:
@@ -326,7 +300,7 @@ def _group(captures: Captures, tip: tuple[float, float] | None = None
     if "slow" not in roles.values():
         raise IdentificationError("identify hybrid-key: needs a slow press and release past let-off onto the keybed "
                                   "(e.g. hapticam probe ... --excitation triangle --duration 4)")
-    groups: dict[str, list[Prepared]] = {"slow": [], "bounce": [], "stroke": [], "periodic": []}
+    groups: dict[str, list[Prepared]] = {"slow": [], "bounce": [], "stroke": [], "periodic": [], "tap": []}
     let_off = None
     for name, t, x, f, kind in sorted(captures, key=lambda c: roles[c[0]] != "slow"):
         if roles[name] == "slow":         # each slow stroke must show the whole press: the first one is used
@@ -382,15 +356,41 @@ def _contact_damping(groups: dict[str, list[Prepared]], values: dict[str, float]
     return ""
 
 
+def _contact_stiffness(taps: list[Prepared], values: dict[str, float], se: dict[str, float], fixed: dict[str, str],
+                       notes: list[str], extra: dict[str, float], tip: tuple[float, float] | None) -> bool:
+    """The contact's k from the taps (:mod:`hapticam.identify.hybrid_key.tap`), alpha = b / k kept: ``values``
+    and ``se`` get k and b when the taps pin k, ``fixed`` keeps why not; ``notes`` get the fit's note. ``tip``:
+    the probe's resting tip (N/m, s/m), without which the key cannot be simulated on it. True when fitted."""
+    if tip is None:
+        notes.append("tap: the key rests on the probe's tip in a tap, and without that tip's stiffness and alpha "
+                     "(a capture's probe metadata) it cannot be simulated there: k not fitted")
+        return False
+    k_old, alpha = values["contact_k_Npm"], values["contact_b_Nspm"] / values["contact_k_Npm"]
+    k, k_se, note = contact_stiffness([(p, p.f_N) for p in taps], values, extra, tip)
+    notes.append(note)
+    if not (math.isfinite(k) and k_se < MAX_RELATIVE_SE * k):
+        return False
+    alpha_se = se.get("contact_b_Nspm", math.nan) / k_old
+    values.update(contact_k_Npm=k, contact_b_Nspm=alpha * k)
+    se["contact_k_Npm"] = k_se
+    if math.isfinite(alpha_se):
+        se["contact_b_Nspm"] = math.hypot(alpha_se * k, alpha * k_se)
+    fixed.pop("contact_k_Npm", None)
+    return True
+
+
 def identify_hybrid_key(captures: Captures, *,
                         coupling: tuple[float, float] | None = None,
                         probe_tip: tuple[float, float] | None = None, key_on_tip: bool = False,
+                        tip_alpha_spm: float | None = None,
                         progress: Callable[[str], None] | None = None) -> KeyFit:
     """Fit the hybrid key to captures ``(name, t_s, x_m, f_N, excitation kind or None)`` (module docstring;
     the kind, e.g. ``"strokes"``, names the capture's role when known); ``probe_tip``: the probe tip's
     stiffness (N/m) and damping (N s/m) when known, through which the probe pulls the key in the contact
     fit (the key's recoil on a landing); ``key_on_tip``: the key rests on that tip, a one-sided pad it can
-    leave (not bolted to it), so the key's own acceleration is read through it (:func:`prepare`); ``coupling``: the
+    leave (not bolted to it), so the key's own acceleration is read through it (:func:`prepare`), and a tap
+    (the key held down and rocked on it) gives the contact's k when ``tip_alpha_spm``, the tip's Hunt-Crossley
+    alpha (s/m), is known too (:mod:`hapticam.identify.hybrid_key.tap`); ``coupling``: the
     ``(k_c, b_c)`` written into the model for rendering (the fit drives the key with the captured position)."""
     say = progress or (lambda _msg: None)
     if not captures:
@@ -402,9 +402,10 @@ def identify_hybrid_key(captures: Captures, *,
     values["string_height_m"] = values["lever_ratio"] * values["keybed_m"] + 0.02   # out of reach until fitted
     notes, fixed = list(st.notes), {"contact_n": "fixed at 1.5 (seed 000 eq. 26)", "gravity_mps2": "known, 9.81 m/s^2",
                                     "contact_k_Npm": f"fixed at {PRIORS['contact_k_Npm']:g} N/m^1.5: the contact's "
-                                    "sub-millisecond duration is not resolved by the force through the probe's tip"}
+                                    "sub-millisecond duration is not resolved by the force through the probe's tip, "
+                                    "and no tap on a resting tip gave it"}
     say("slow stroke: closed-form estimates")
-    every = [p for g in groups.values() for p in g]
+    every = [p for role, g in groups.items() if role != "tap" for p in g]     # a tap is fitted as measured
     extra = _beside_the_key(st, every)
     se = _static_errors(slow, values)
     lin, lin_se = linear_terms([slow], values, ("return_spring_Npm", "preload_N"), "jack")
@@ -431,6 +432,9 @@ def identify_hybrid_key(captures: Captures, *,
     source = _contact_damping(groups, values, se, fixed, notes, probe_tip)
     if source:
         say(f"Hunt-Crossley alpha = b / k from {source}")
+    resting = (probe_tip[0], tip_alpha_spm) if key_on_tip and probe_tip and tip_alpha_spm is not None else None
+    if groups["tap"] and _contact_stiffness(groups["tap"], values, se, fixed, notes, extra, resting):
+        say("tap: the contact's k by the key simulated on the probe's tip")
     for name in ("keybed_b_Nspm", "key_mass_kg"):
         if name not in se or not math.isfinite(se[name]):
             fixed[name] = f"not excited by these captures: kept at {values[name]:g}"
