@@ -3,7 +3,8 @@
 A segmented impedance model cannot hold a hammer's flight, so for the piano-like targets the demo probes
 the excitations the hybrid key's identification needs (:mod:`hapticam.identify.hybrid_key.fit`), at
 10 kHz: a slow press and release past let-off onto the keybed, strokes at graded speeds, an oscillation
-below let-off and a swept sine; identifies the ``hybrid-key`` model (coupled to the handle for the
+below let-off, a swept sine and, for a key resting on the probe's tip, a tap (held past let-off, rocked by
+micrometres: the felt's stiffness); identifies the ``hybrid-key`` model (coupled to the handle for the
 simulated device at 1 kHz) and verifies it against a held-out slow press and release. Each stage says on
 standard error what it is doing (:mod:`hapticam.progress`, in a terminal only).
 """
@@ -24,14 +25,20 @@ HYBRID_COMPILE_S = 30.0
 
 
 def _excitations(target: Any) -> list[tuple[str, Any]]:
+    """The excitations; a key resting on the probe's tip is also tapped (held midway between let-off and the
+    deepest travel, rocked by 2 um: :class:`~hapticam.world.key_tap.KeyTap`) for its felt's stiffness."""
     from hapticam.world.excitations import make_excitation
+    from hapticam.world.key_tap import KeyTap
     from hapticam.world.piano_key import KeyStrokes
 
     lo, hi = target.probe_range_m()
     let_off = getattr(target, "let_off_m", getattr(target, "letoff_m", 0.8 * hi))
-    return [("slow", make_excitation("triangle", lo, hi, 4.0)), ("strokes", KeyStrokes(lo, hi)),
-            ("bounce", make_excitation("sine", 0.45 * let_off, 0.55 * let_off, 1.0, frequency_hz=12.0)),
-            ("periodic", make_excitation("sweep", lo, hi, 4.0))]
+    out = [("slow", make_excitation("triangle", lo, hi, 4.0)), ("strokes", KeyStrokes(lo, hi)),
+           ("bounce", make_excitation("sine", 0.45 * let_off, 0.55 * let_off, 1.0, frequency_hz=12.0)),
+           ("periodic", make_excitation("sweep", lo, hi, 4.0))]
+    if target.probe_tip() is not None:
+        out.append(("tap", KeyTap(lo, let_off + 0.5 * (hi - let_off))))
+    return out
 
 
 def probe_and_identify(result: Any, work: Path, target_name: str, seed: int, say: Callable[[str], None]) -> Any:
@@ -61,16 +68,19 @@ def probe_and_identify(result: Any, work: Path, target_name: str, seed: int, say
             progress.update(1)
     result.stages["probe"] = {"target": target_name, "excitations": [c[0] for c in caps], "sample_rate_hz": RATE_HZ,
                               "seconds": round(time.perf_counter() - t0, 2)}
-    say(f"[1/4] probe     {target_name}: slow press, graded strokes, oscillation below let-off, sweep at "
+    tapped = ", a tap held past let-off" if any(c[0] == "tap" for c in caps) else ""
+    say(f"[1/4] probe     {target_name}: slow press, graded strokes, oscillation below let-off, sweep{tapped} at "
         f"{RATE_HZ:.0f} Hz -> {result.out_dir}/probe-*.csv")
     t0 = time.perf_counter()
     tip = getattr(target, "pad_Npm", None)
-    resting = target.probe_tip() is not None           # a one-sided pad the key rests on: no damper of the tip's
+    pad = target.probe_tip()
+    resting = pad is not None                          # a one-sided pad the key rests on: no damper of the tip's
     try:
         with step("[2/4] identifying the hybrid key (key, hammer, let-off, keybed)", compiles="the hybrid key",
                   about_s=HYBRID_COMPILE_S):
             damping = 0.0 if resting else getattr(target, "pad_Nspm", 0.0)
-            fit = identify_hybrid_key(caps, probe_tip=None if tip is None else (tip, damping), key_on_tip=resting)
+            fit = identify_hybrid_key(caps, probe_tip=None if tip is None else (tip, damping), key_on_tip=resting,
+                                      tip_alpha_spm=pad["alpha_spm"] if resting else None)
     except IdentificationError as exc:
         result.stages["identify"] = {"method": "hybrid-key", "error": str(exc)}
         say(f"[2/4] identify  hybrid-key: {exc}")

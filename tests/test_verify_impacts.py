@@ -343,7 +343,7 @@ def test_the_identified_piano_model_fits_outside_the_impacts_and_renders_the_lan
     variance); outside the impact windows the fit passes, every feature is the same, and the hammer's landing
     after let-off is rendered within 10 ms through the key held by the capture's probe tip, its carriage
     pulled by the probe's servo (render/verify/probe_tip.py). The landing window carries 89 % of the
-    captured impulse (99.4 against 112.2 mN s, tolerance 15 %); a carriage following the captured positions
+    captured impulse (104.1 against 117.0 mN s, tolerance 15 %); a carriage following the captured positions
     took none of the key's rattle and gave 82 %."""
     _model, _held_out, t_letoff = piano
     result = identified
@@ -358,8 +358,8 @@ def test_the_identified_piano_model_fits_outside_the_impacts_and_renders_the_lan
     assert any(c == landing and abs(r - c) <= MATCH_S for c, r in result.impacts.matched)
 
 
-@pytest.mark.xfail(strict=True, reason="the identified piano model's hammer bounces in its backcheck run ahead of "
-                   "the capture's: 2 captured and 2 rendered onsets unmatched (docs/verification.md)")
+@pytest.mark.xfail(strict=True, reason="strictly, one rendered onset of the hammer's late bounces in its backcheck "
+                   "(1.954 s) has no captured one; the key does not repeat those (docs/verification.md)")
 def test_the_identified_piano_model_passes_the_impact_criterion(identified):
     """The criterion's four items on the demo's held-out press. Known to fail: strict, so that a model that passes
     turns this test red until the mark is removed."""
@@ -382,10 +382,10 @@ def identified_within_repeats(piano, repeat_presses):
     return verify(piano[0], piano[1], repeats=repeat_presses)
 
 
-@pytest.mark.xfail(strict=True, reason="within the key's presses 1 % slower and faster the identified hammer still "
-                   "misses 1 onset the key repeats and adds 1 no press shows (docs/verification.md)")
 def test_the_identified_piano_model_passes_within_the_keys_repeat_presses(identified_within_repeats):
-    """The demo's verdict: item 3 judged within the held-out press repeated 1 % slower and faster."""
+    """The demo's verdict: item 3 judged within the held-out press repeated 1 % slower and faster, the
+    contact's k identified from the tap (with k at its prior, 5e6, one onset the key repeats was missed and
+    one no press shows was rendered)."""
     result = identified_within_repeats
     assert result.impacts.deciding() == {"fit_outside_impacts": True, "impulses": True,
                                          "onsets_within_repeats": True}
