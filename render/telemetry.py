@@ -37,7 +37,9 @@ DEFAULT_HWM = 1000              # batches queued for slow subscribers (~10 s) be
 #: the largest message a subscriber may send (bytes; ZMQ_MAXMSGSIZE, which also bounds its handshake): a
 #: larger one drops the subscriber. Subscriptions are 1 byte (subscribe/unsubscribe) and the topic; batches
 #: have none, so this only has to pass the handshakes: PLAIN's HELLO with the longest secret is 271 bytes,
-#: a SUB's CURVE INITIATE 276 (measured: neither connects at 270 and 274).
+#: a SUB's CURVE INITIATE 276 (measured: neither connects at 270 and 274). A CURVE subscriber that adds its
+#: own metadata (ZMQ_METADATA) beyond some 40 bytes is dropped at its handshake; hapticam's clients add none.
+#: At 512 bytes a flood held up to 14 MB (``TelemetryPublisher``).
 MAX_SUBSCRIBER_MESSAGE_BYTES = 320
 #: the most messages of one subscriber queued for the publisher (ZMQ_RCVHWM): ZeroMQ then takes a burst in
 #: smaller pieces, so that the publisher counts it sooner (it does not bound what a burst makes it hold)
