@@ -57,6 +57,15 @@ def test_a_knock_is_found_at_its_onset_and_its_impulse_is_the_closed_form() -> N
     assert window_impulse(t, f, t0 - LEAD_S, t0, t0 + 0.05) == pytest.approx(impulse_of(6.0, 2e-3), rel=1e-3)
 
 
+def test_a_knock_just_after_one_from_the_records_first_sample_is_the_same_impact() -> None:
+    """Two rises 3 ms apart are one impact (``MATCH_S``): at the record's start, neither has an onset in it."""
+    t = clock(20_000.0)
+    f = LEVEL_N + half_sine(t, 0.0, 6.0, 2e-3) + half_sine(t, 3e-3, 6.0, 2e-3)
+    assert impact_onsets(t, f, TH).size == 0
+    later = LEVEL_N + half_sine(t, 0.4, 6.0, 2e-3) + half_sine(t, 0.403, 6.0, 2e-3)
+    assert impact_onsets(t, later, TH).size == 1
+
+
 @pytest.mark.parametrize("t0, found", [(0.0, 0), (0.5e-3, 1), (0.4, 1)])
 def test_a_knock_rising_from_the_records_first_sample_has_no_onset_in_it(t0: float, found: int) -> None:
     """A record that starts mid-rise does not show where the rise began: no onset at its first sample; the

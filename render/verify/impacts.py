@@ -52,6 +52,8 @@ Before any of this, verify read the key's features outside a span after each imp
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.ndimage import maximum_filter1d, median_filter, minimum_filter1d
 
@@ -135,13 +137,15 @@ def sharp_rises(t: np.ndarray, f: np.ndarray, th: Thresholds) -> tuple[list[int]
                                          cval=np.inf)[:-1]]
     sharp = (residual >= RISE_JNDS * jnd) & (residual - low >= RISE_JNDS * jnd)
     onsets: list[int] = []
+    last = -math.inf                    # the last onset's time, a hidden one at the record's start included
     for i in np.flatnonzero(sharp & ~np.r_[False, sharp[:-1]]):
         j = max(int(i) - steps, 0)
         before = residual[j:i + 1]
         onset = j + int(np.flatnonzero(before <= before.min() + jnd[i])[-1])
-        if onset == 0:                  # rising from the first sample on: where it began lies before the record
+        if t[onset] - last < MATCH_S:
             continue
-        if not onsets or t[onset] - t[onsets[-1]] >= MATCH_S:
+        last = t[onset]
+        if onset > 0:                   # rising from the first sample on: where it began lies before the record
             onsets.append(onset)
     return onsets, residual, jnd
 
