@@ -12,7 +12,7 @@ from hapticam.errors import UsageError
 from hapticam.identify.hybrid_key.fit import _contact_stiffness
 from hapticam.identify.hybrid_key.params import PARAMETERS, classify, prepare
 from hapticam.identify.hybrid_key.tap import contact_stiffness, held_samples
-from hapticam.world.excitations import Triangle
+from hapticam.world.excitations import StepHold, Triangle
 from hapticam.world.key_tap import KeyTap
 from hapticam.world.piano_key import HybridKeyTarget
 from hapticam.world.probe import probe
@@ -62,9 +62,13 @@ def test_the_tap_is_smooth_and_holds_the_key_at_its_depth():
         KeyTap(0.0, 9.4e-3, sweep_s=0.1, taper_s=0.1)
 
 
-def test_a_tap_is_told_by_its_motion_and_a_slow_press_is_not():
+def test_a_tap_is_told_by_its_motion_and_a_slow_press_or_a_held_key_is_not():
     cap, prep = tapped(target_with_felt(1e6))
     assert classify(cap.t_s, cap.x_m) == "tap"
+    held = StepHold((0.0,) + (9.4e-3,) * 12 + (0.0,), hold_s=0.5, rise_s=0.05)     # held still, no rocking
+    still = probe(target_with_felt(1e6), held, sample_rate_hz=RATE_HZ, seed=2)
+    assert classify(still.t_s, still.x_m) != "tap"
+    assert classify(cap.t_s, cap.x_m, kind="step") != "tap"           # a known kind is not overruled
     press = Triangle(center_m=4.7e-3, amplitude_m=4.7e-3, period_s=4.0, cycles=1)
     slow = probe(target_with_felt(1e6), press, sample_rate_hz=RATE_HZ, seed=2)
     assert classify(slow.t_s, slow.x_m) == "slow"
@@ -84,10 +88,22 @@ def test_the_tap_recovers_the_felts_stiffness_of_a_key_of_the_models_own_physics
     assert "tap" in note and "%" in note
 
 
+def test_a_k_at_the_edge_of_the_range_or_a_tap_the_model_does_not_fit_is_not_taken():
+    target = target_with_felt(1e6)
+    _cap, prep = tapped(target)
+    shuffled = np.random.default_rng(0).permutation(prep.f_N)        # a force the key on the tip cannot give
+    k, se, note = contact_stiffness([(prep, shuffled)], values_of(target, 5e6), {}, TIP)
+    assert math.isnan(k) and math.isnan(se) and "not taken" in note
+    soft = target_with_felt(3e4)                                     # below the range searched
+    _cap, prep = tapped(soft)
+    k, se, note = contact_stiffness([(prep, prep.f_N)], values_of(soft, 5e6), {}, TIP)
+    assert math.isnan(k) and "not taken" in note
+
+
 def test_without_the_resting_tip_k_stays_at_its_prior_and_the_notes_say_why():
     target = target_with_felt(1e6)
     _cap, prep = tapped(target)
-    values, se, fixed, notes = values_of(target, 5e6), {}, {"contact_k_Npm": "prior"}, []
+    values, se, fixed, notes = values_of(target, 5e6), {"contact_b_Nspm": 0.1 * 5e6}, {"contact_k_Npm": "prior"}, []
     assert not _contact_stiffness([prep], values, se, fixed, notes, {}, None)
     assert values["contact_k_Npm"] == 5e6 and "contact_k_Npm" in fixed and "contact_k_Npm" not in se
     assert "not fitted" in notes[-1]
@@ -95,3 +111,14 @@ def test_without_the_resting_tip_k_stays_at_its_prior_and_the_notes_say_why():
     assert values["contact_k_Npm"] == pytest.approx(1e6, rel=0.03)
     assert values["contact_b_Nspm"] == pytest.approx(3.0 * values["contact_k_Npm"])     # alpha kept
     assert "contact_k_Npm" not in fixed and math.isfinite(se["contact_k_Npm"])
+    k = values["contact_k_Npm"]                                       # b = alpha k, alpha's error 0.1 s/m
+    assert se["contact_b_Nspm"] == pytest.approx(math.hypot(0.1 * k, 3.0 * se["contact_k_Npm"]))
+
+
+def test_the_command_reads_the_resting_tips_stiffness_and_alpha_from_the_captures():
+    """``identify hybrid-key`` takes the tip from the captures' probe metadata, all naming the same one."""
+    from hapticam.commands.identify_hybrid_key import _resting_tip
+
+    cap, _prep = tapped(target_with_felt(1e6))
+    assert _resting_tip([cap.metadata, cap.metadata]) == TIP
+    assert _resting_tip([cap.metadata, {}]) is None

@@ -38,7 +38,8 @@ and returned in ``KeyFit.extra``, to be written as ``friction`` and ``contact`` 
 (:func:`~hapticam.identify.hybrid_key.params.with_extras`); their standard errors are not computed (the
 probe's noise alone would make them sub-millinewton: their error is the action's departure from the laws).
 
-Every standard error is ``sqrt(diag(s^2 (J^T J)^-1))`` with ``s^2 = RSS / (N - p)`` (seed 002 section 4).
+Every standard error is ``sqrt(diag(s^2 (J^T J)^-1))`` with ``s^2 = RSS / (N - p)`` (seed 002 section 4),
+inflated where the residuals are correlated in time (:func:`~hapticam.identify.hybrid_key.errors.correlation_inflation`).
 A parameter whose data are missing (no stroke reached the string, no capture pressed into the keybed) is
 fixed at its prior and reported as such.
 """
@@ -362,8 +363,9 @@ def _contact_stiffness(taps: list[Prepared], values: dict[str, float], se: dict[
     and ``se`` get k and b when the taps pin k, ``fixed`` keeps why not; ``notes`` get the fit's note. ``tip``:
     the probe's resting tip (N/m, s/m), without which the key cannot be simulated on it. True when fitted."""
     if tip is None:
-        notes.append("tap: the key rests on the probe's tip in a tap, and without that tip's stiffness and alpha "
-                     "(a capture's probe metadata) it cannot be simulated there: k not fitted")
+        notes.append("tap: k not fitted: the fit simulates the key resting on the probe's one-sided tip, and these "
+                     "captures name no such tip with its stiffness and alpha (a capture's probe metadata; a bolted "
+                     "tip is not one)")
         return False
     k_old, alpha = values["contact_k_Npm"], values["contact_b_Nspm"] / values["contact_k_Npm"]
     k, k_se, note = contact_stiffness([(p, p.f_N) for p in taps], values, extra, tip)
@@ -375,6 +377,8 @@ def _contact_stiffness(taps: list[Prepared], values: dict[str, float], se: dict[
     se["contact_k_Npm"] = k_se
     if math.isfinite(alpha_se):
         se["contact_b_Nspm"] = math.hypot(alpha_se * k, alpha * k_se)
+    if "contact_b_Nspm" in fixed:
+        fixed["contact_b_Nspm"] += f"; with the tap's k, b = alpha k = {alpha * k:g}"
     fixed.pop("contact_k_Npm", None)
     return True
 

@@ -207,18 +207,20 @@ def prepare(name: str, role: str, t_s: np.ndarray, x_m: np.ndarray, f_N: np.ndar
 #: Capture roles by the probe's excitation kind (recorded in a simulated probe's capture metadata).
 ROLE_OF_KIND = {"triangle": "slow", "step": "slow", "strokes": "stroke", "sine": "bounce", "sweep": "periodic",
                 "multisine": "periodic"}
-#: A capture whose middle half lies within this span (m), held beyond half its deepest travel, is a tap
-#: (:class:`~hapticam.world.key_tap.KeyTap`): the key held down and rocked by micrometres.
-TAP_SPAN_M = 20e-6
+#: A capture of unknown kind whose middle half spans from ``TAP_SPAN_M[0]`` to ``TAP_SPAN_M[1]`` (m), held
+#: beyond half its deepest travel, is a tap (:class:`~hapticam.world.key_tap.KeyTap`): the key held down
+#: and rocked by micrometres (a sine of amplitude A spans 1.4 A there; a key held still, a few encoder steps).
+TAP_SPAN_M = (0.5e-6, 20e-6)
 
 
 def classify(t_s: np.ndarray, x_m: np.ndarray, let_off_m: float | None = None, kind: str | None = None) -> str:
-    """Role of a capture: ``tap`` (the key held down and rocked by micrometres: its middle half within
-    ``TAP_SPAN_M``, beyond half its deepest travel), ``slow`` (a press and release below 30 mm/s), ``bounce``
-    (stays below the let-off point), ``stroke`` or ``periodic``; by the excitation ``kind`` when known, else by
-    its motion (``periodic`` when longer than 4 s)."""
+    """Role of a capture: ``tap`` (the key held down and rocked by micrometres: of unknown kind, its middle
+    half spanning ``TAP_SPAN_M`` beyond half its deepest travel), ``slow`` (a press and release below 30 mm/s),
+    ``bounce`` (stays below the let-off point), ``stroke`` or ``periodic``; by the excitation ``kind`` when
+    known, else by its motion (``periodic`` when longer than 4 s)."""
     x25, x75 = np.percentile(x_m, (25.0, 75.0))
-    if kind == "tap" or (x75 - x25 < TAP_SPAN_M and x25 > 0.5 * float(np.max(x_m)) > 0.0):
+    rocked = TAP_SPAN_M[0] <= x75 - x25 <= TAP_SPAN_M[1] and x25 > 0.5 * float(np.max(x_m)) > 0.0
+    if kind == "tap" or (kind is None and rocked):
         return "tap"
     dt = float(np.median(np.diff(t_s)))
     v = np.gradient(smooth(np.asarray(x_m, float), dt, 50.0), dt)

@@ -41,6 +41,9 @@ LEAVE_S = 0.1
 #: neighbourhood (the fit's peak in k can be narrower than a factor of 1.5 about the truth).
 K_RANGE = (1e5, 1e8)
 GRID_PER_DECADE = 12
+#: A k whose held force the key on the tip reproduces worse than this (%, seed 003 eq. 53; 75 % is an RMS
+#: error half the force's spread), or found at the edge of ``K_RANGE``, is not taken.
+MIN_FIT_PERCENT = 75.0
 
 
 def held_samples(prep: Prepared) -> np.ndarray:
@@ -73,7 +76,8 @@ def contact_stiffness(taps: Sequence[tuple[Prepared, np.ndarray]], values: dict[
                       extra: dict[str, float], tip: tuple[float, float]) -> tuple[float, float, str]:
     """k (N/m^n), its standard error and a note, from ``taps`` (each prepared with its captured force as
     measured, the friction and let-off spring not taken out); ``values`` give the rest (alpha = b / k kept);
-    ``tip``: the probe's resting tip (stiffness N/m, Hunt-Crossley alpha s/m). NaN when no tap has a held part."""
+    ``tip``: the probe's resting tip (stiffness N/m, Hunt-Crossley alpha s/m). NaN when no tap has a held part,
+    when the best k lies at the edge of ``K_RANGE`` or its fit is below ``MIN_FIT_PERCENT`` (the note says which)."""
     used = [(p, f, idx) for p, f in taps for idx in [held_samples(p)] if idx.size > 100]
     if not used:
         return math.nan, math.nan, "tap: no held part found (the key held within 50 um for more than 0.3 s)"
@@ -100,7 +104,10 @@ def contact_stiffness(taps: Sequence[tuple[Prepared, np.ndarray]], values: dict[
     se = math.sqrt(s2 / float(jac @ jac)) if float(jac @ jac) > 0.0 else math.inf
     held = np.concatenate([f[idx] - f[idx].mean() for _p, f, idx in used])
     fits = [fit_percent(held, held + r) for r in (r0, residual(values["contact_k_Npm"]))]
-    edge = " (at the edge of the range searched)" if min(abs(best.x - b) for b in (lo, hi)) < 0.01 else ""
-    return k, se, (f"contact: k = {k:.4g} +- {se:.2g} N/m^1.5 from {len(used)} tap(s), the key simulated on the "
-                   f"probe's tip (the held force's fit {fits[0]:.1f} %; {fits[1]:.1f} % at "
-                   f"{values['contact_k_Npm']:.3g}){edge}")
+    note = (f"contact: k = {k:.4g} +- {se:.2g} N/m^1.5 from {len(used)} tap(s), the key simulated on the "
+            f"probe's tip (the held force's fit {fits[0]:.1f} %; {fits[1]:.1f} % at {values['contact_k_Npm']:.3g})")
+    if min(abs(best.x - b) for b in (lo, hi)) < 0.01:
+        return math.nan, math.nan, f"{note}: at the edge of the range searched ({K_RANGE[0]:g}-{K_RANGE[1]:g}), not taken"
+    if not fits[0] >= MIN_FIT_PERCENT:
+        return math.nan, math.nan, f"{note}: below {MIN_FIT_PERCENT:g} %, the tap is not the model's, not taken"
+    return k, se, note
