@@ -27,6 +27,7 @@ import numpy as np
 
 from hapticam.world.knob import SPEED_PROFILES, SpeedProfile, make_speed_profile
 from hapticam.errors import UsageError
+from hapticam.world.excitation_parts import FromParts, raised_cosine
 
 EXCITATION_KINDS = ("sweep", "sine", "triangle", "multisine", "step", "spin-down", "turns")
 #: Longest excitation accepted (s).
@@ -248,16 +249,6 @@ class Triangle:
         return {"kind": "triangle", **asdict(self), "duration_s": self.duration_s}
 
 
-def _raised_cosine(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """w(u) = (1 - cos(pi u)) / 2 on [0, 1] (0 before, 1 after) and its first two u-derivatives."""
-    uc = np.clip(u, 0.0, 1.0)
-    inside = (u > 0.0) & (u < 1.0)
-    w = 0.5 * (1.0 - np.cos(np.pi * uc))
-    dw = np.where(inside, 0.5 * np.pi * np.sin(np.pi * uc), 0.0)
-    ddw = np.where(inside, 0.5 * np.pi * np.pi * np.cos(np.pi * uc), 0.0)
-    return w, dw, ddw
-
-
 #: highest frequency (Hz) asked of the probe, whose servo follows a few hundred (ProbeSpec: 200 Hz)
 MAX_EXCITATION_HZ = 1000.0
 
@@ -351,8 +342,8 @@ class Multisine:
             dds -= w * w * c
         if self.ramp_s > 0.0:
             r = self.ramp_s
-            w_in, dw_in, ddw_in = _raised_cosine(t / r)
-            w_out, dw_out, ddw_out = _raised_cosine((self.duration_s - t) / r)
+            w_in, dw_in, ddw_in = raised_cosine(t / r)
+            w_out, dw_out, ddw_out = raised_cosine((self.duration_s - t) / r)
             e = w_in * w_out
             de = dw_in / r * w_out - w_in * dw_out / r
             dde = ddw_in / r ** 2 * w_out - 2.0 * dw_in * dw_out / r ** 2 + w_in * ddw_out / r ** 2
@@ -384,7 +375,7 @@ class Multisine:
 
 
 @dataclass(frozen=True)
-class StepHold:
+class StepHold(FromParts):
     """Staircase: hold each of ``levels_m`` for ``hold_s``, moving between them by raised cosines.
 
     A transition from ``a`` to ``b`` lasting ``rise_s`` follows ``a + (b - a)(1 - cos(pi u))/2``,
@@ -428,24 +419,12 @@ class StepHold:
         a = np.zeros_like(t)
         for i in range(1, lv.size):
             t0 = i * self.hold_s + (i - 1) * self.rise_s       # start of the transition into level i
-            w, dw, ddw = _raised_cosine((t - t0) / self.rise_s)
+            w, dw, ddw = raised_cosine((t - t0) / self.rise_s)
             d = lv[i] - lv[i - 1]
             x += d * w
             v += d * dw / self.rise_s
             a += d * ddw / self.rise_s ** 2
         return x, v, a
-
-    def position(self, t_s: Any) -> np.ndarray:
-        """Commanded position (m)."""
-        return self._parts(_times(t_s))[0]
-
-    def velocity(self, t_s: Any) -> np.ndarray:
-        """Commanded velocity (m/s)."""
-        return self._parts(_times(t_s))[1]
-
-    def acceleration(self, t_s: Any) -> np.ndarray:
-        """Commanded acceleration (m/s^2)."""
-        return self._parts(_times(t_s))[2]
 
     def metadata(self) -> dict[str, Any]:
         """Parameters recorded in the capture."""

@@ -20,18 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from hapticam.errors import UsageError
-
-
-def _raised(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(1 - cos(pi u)) / 2 for u clipped to [0, 1], and its first and second derivatives in u."""
-    inside = (u > 0.0) & (u < 1.0)
-    uc = np.clip(u, 0.0, 1.0)
-    return (0.5 * (1.0 - np.cos(np.pi * uc)), np.where(inside, 0.5 * np.pi * np.sin(np.pi * uc), 0.0),
-            np.where(inside, 0.5 * np.pi ** 2 * np.cos(np.pi * uc), 0.0))
+from hapticam.world.excitation_parts import FromParts, raised_cosine
 
 
 @dataclass(frozen=True)
-class KeyTap:
+class KeyTap(FromParts):
     """From ``lo_m`` down to ``depth_m`` by a raised cosine over ``press_s``, held ``settle_s``, a linear
     swept sine ``amplitude_m sin(phi)`` from ``f_start_hz`` to ``f_end_hz`` over ``sweep_s`` (faded in and
     out over ``taper_s``), held ``settle_s`` again, back up over ``press_s``, at rest ``rest_s``. SI units."""
@@ -60,9 +53,9 @@ class KeyTap:
 
     def _parts(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         d, p = self.depth_m - self.lo_m, self.press_s
-        down, dv, da = _raised(t / p)
+        down, dv, da = raised_cosine(t / p)
         up_start = p + 2.0 * self.settle_s + self.sweep_s
-        up, uv, ua = _raised((t - up_start) / p)
+        up, uv, ua = raised_cosine((t - up_start) / p)
         x = self.lo_m + d * (down - up)
         v = d * (dv - uv) / p
         a = d * (da - ua) / p ** 2
@@ -72,8 +65,8 @@ class KeyTap:
         phi = 2.0 * np.pi * (self.f_start_hz * s + 0.5 * rate * s * s)
         w1 = 2.0 * np.pi * (self.f_start_hz + rate * s)                # phi'
         w2 = 2.0 * np.pi * rate                                          # phi''
-        fade_in, fi1, fi2 = _raised(s / self.taper_s)
-        fade_out, fo1, fo2 = _raised((self.sweep_s - s) / self.taper_s)
+        fade_in, fi1, fi2 = raised_cosine(s / self.taper_s)
+        fade_out, fo1, fo2 = raised_cosine((self.sweep_s - s) / self.taper_s)
         w = fade_in * fade_out
         w_1 = (fi1 * fade_out - fade_in * fo1) / self.taper_s
         w_2 = (fi2 * fade_out - 2.0 * fi1 * fo1 + fade_in * fo2) / self.taper_s ** 2
@@ -83,18 +76,6 @@ class KeyTap:
         v = v + A * (w_1 * sin + w * w1 * cos)
         a = a + A * (w_2 * sin + 2.0 * w_1 * w1 * cos + w * (w2 * cos - w1 * w1 * sin))
         return x, v, a
-
-    def position(self, t_s: np.ndarray) -> np.ndarray:
-        """Commanded position (m)."""
-        return self._parts(np.asarray(t_s, dtype=np.float64))[0]
-
-    def velocity(self, t_s: np.ndarray) -> np.ndarray:
-        """Commanded velocity (m/s)."""
-        return self._parts(np.asarray(t_s, dtype=np.float64))[1]
-
-    def acceleration(self, t_s: np.ndarray) -> np.ndarray:
-        """Commanded acceleration (m/s^2)."""
-        return self._parts(np.asarray(t_s, dtype=np.float64))[2]
 
     def metadata(self) -> dict:
         """Parameters recorded in the capture."""

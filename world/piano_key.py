@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from hapticam.world.excitation_parts import FromParts
 from hapticam.world.physics import Target, hunt_crossley, implicit_stiffness, implicit_velocity, transmitted
 from hapticam.errors import UsageError
 from hapticam.models.hybrid_key.model import HybridKey, hybrid_key_force
@@ -354,7 +355,7 @@ class HybridKeyTarget(Target):
 
 
 @dataclass(frozen=True)
-class KeyStrokes:
+class KeyStrokes(FromParts):
     """Strokes at graded speeds: from ``lo_m`` down to ``hi_m`` by a raised cosine lasting each of
     ``press_s`` in turn, held ``hold_s``, back up by a raised cosine lasting ``release_s``, then at rest
     for ``rest_s``. A press lasting ``T`` over a depth ``D`` peaks at ``pi D / (2 T)`` (m/s), so the
@@ -392,18 +393,6 @@ class KeyStrokes:
                 a += np.where(inside, sign * d * 0.5 * np.pi ** 2 * np.cos(np.pi * u) / length ** 2, 0.0)
             t0 += press + self.hold_s + self.release_s + self.rest_s
         return x, v, a
-
-    def position(self, t_s: np.ndarray) -> np.ndarray:
-        """Commanded position (m)."""
-        return self._parts(np.asarray(t_s, dtype=np.float64))[0]
-
-    def velocity(self, t_s: np.ndarray) -> np.ndarray:
-        """Commanded velocity (m/s)."""
-        return self._parts(np.asarray(t_s, dtype=np.float64))[1]
-
-    def acceleration(self, t_s: np.ndarray) -> np.ndarray:
-        """Commanded acceleration (m/s^2)."""
-        return self._parts(np.asarray(t_s, dtype=np.float64))[2]
 
     def metadata(self) -> dict:
         """Parameters recorded in the capture."""
