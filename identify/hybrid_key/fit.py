@@ -423,9 +423,15 @@ def identify_hybrid_key(captures: Captures, *,
         say("strokes: string height and restitution from landing times")
     fixed["string_restitution"] = (f"kept at {values['string_restitution']:g}: in the landing times after let-off "
                                    "it trades off against the string height")
+    height, height_se = values["string_height_m"], se.get("string_height_m", math.nan)
+    if "string_height_m" in se and not height_se <= MAX_RELATIVE_SE * height:
+        # a string the landing times do not pin would stand in the flights the key's mass is read over
+        se.pop("string_height_m")
+        fixed["string_height_m"] = (f"not identified by the landing times after let-off ({height:.4g} +- "
+                                    f"{height_se:.3g} m): kept out of reach")
     if "string_height_m" not in se:
         values["string_height_m"] = values["lever_ratio"] * values["keybed_m"] + 0.02
-        fixed["string_height_m"] = "no stroke reached the string: kept out of reach"
+        fixed.setdefault("string_height_m", "no stroke reached the string: kept out of reach")
     dynamic = groups["stroke"] + groups["periodic"]
     if dynamic:                       # a slow stroke has no acceleration to tell the key's mass by
         lin, lin_se = linear_terms(dynamic, values, ("key_mass_kg",), "flight")
