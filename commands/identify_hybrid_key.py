@@ -30,10 +30,11 @@ def register_hybrid_key(isub: argparse._SubParsersAction) -> None:
                     "a piano-like key, position and force only: a slow press and release past let-off onto the "
                     "keybed (required), strokes at graded speeds, an oscillation below let-off, a long periodic "
                     "excitation, a tap (the key held past let-off and rocked by micrometres on the probe's resting "
-                    "tip: the felt's stiffness; the piano demo records one). Writes the model with standard errors (uncertainty) and what was fixed; Coulomb friction "
-                    "and a let-off bump the slow stroke shows are written beside the key (a composite with "
-                    "friction and contact components); the force pulses the captures show at the hammer's "
-                    "impacts beyond the model's own force are written as event-based transients.")
+                    "tip: the felt's stiffness; the piano demo records one). Writes the model with standard errors "
+                    "(uncertainty) and what was fixed; Coulomb friction and a let-off bump the slow stroke shows "
+                    "are written beside the key (a composite with friction and contact components); the force "
+                    "pulses the captures show at the hammer's impacts beyond the model's own force are written "
+                    "as event-based transients.")
     c.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.csv or .npz), >= 10 kHz for strokes")
     c.add_argument("-o", "--output", required=True, help="model file to write (.yaml or .msgpack)")
     c.add_argument("--probe-stiffness", type=float, default=None, metavar="N/m",

@@ -39,7 +39,8 @@ and returned in ``KeyFit.extra``, to be written as ``friction`` and ``contact`` 
 probe's noise alone would make them sub-millinewton: their error is the action's departure from the laws).
 
 Every standard error is ``sqrt(diag(s^2 (J^T J)^-1))`` with ``s^2 = RSS / (N - p)`` (seed 002 section 4),
-inflated where the residuals are correlated in time (:func:`~hapticam.identify.hybrid_key.errors.correlation_inflation`).
+inflated where the residuals are correlated in time
+(:func:`~hapticam.identify.hybrid_key.errors.correlation_inflation`).
 A parameter whose data are missing (no stroke reached the string, no capture pressed into the keybed) is
 fixed at its prior and reported as such.
 """

@@ -107,7 +107,8 @@ def contact_stiffness(taps: Sequence[tuple[Prepared, np.ndarray]], values: dict[
     note = (f"contact: k = {k:.4g} +- {se:.2g} N/m^1.5 from {len(used)} tap(s), the key simulated on the "
             f"probe's tip (the held force's fit {fits[0]:.1f} %; {fits[1]:.1f} % at {values['contact_k_Npm']:.3g})")
     if min(abs(best.x - b) for b in (lo, hi)) < 0.01:
-        return math.nan, math.nan, f"{note}: at the edge of the range searched ({K_RANGE[0]:g}-{K_RANGE[1]:g}), not taken"
+        return math.nan, math.nan, (f"{note}: at the edge of the range searched ({K_RANGE[0]:g}-{K_RANGE[1]:g}), "
+                                    "not taken")
     if not fits[0] >= MIN_FIT_PERCENT:
         return math.nan, math.nan, f"{note}: below {MIN_FIT_PERCENT:g} %, the tap is not the model's, not taken"
     return k, se, note
